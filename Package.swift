@@ -1,0 +1,34 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// The library products (ConnectionPolicy, SDK, SDKTesting) depend on no package: an app that
+// adds Tether resolves nothing else. Packages below are used only by targets that are not
+// library products (examples, the reference server, the NIO transport, tests), so SwiftPM never
+// even clones them for an app. `../shared/tools/check-product-deps` and `.ci/check-consumer`
+// prove it.
+
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "Tether",
+    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    products: [
+        .library(name: "ConnectionPolicy", targets: ["ConnectionPolicy"]),
+        .library(name: "SDK", targets: ["SDK"]),
+        .library(name: "SDKTesting", targets: ["SDKTesting"]),
+    ],
+    targets: [
+        .target(name: "ConnectionPolicy", swiftSettings: strictSettings),
+        .target(name: "SDK", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),
+        .target(name: "SDKTesting", dependencies: ["SDK", "ConnectionPolicy"], swiftSettings: strictSettings),
+
+        .testTarget(name: "ConnectionPolicyTests", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),
+        .testTarget(name: "SDKTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),
+        .testTarget(name: "SDKTestingTests", dependencies: ["SDK", "SDKTesting"], swiftSettings: strictSettings),
+    ]
+)

@@ -1,0 +1,88 @@
+/// Why the session is not connected. New reasons may be added without breaking apps, so a
+/// `switch` over `code` needs a `default`.
+///
+/// A reason never carries a credential: `detail` holds only what a server or the transport said
+/// about the failure, and the session strips anything it was given as a secret.
+public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
+    /// The kind of reason.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Wrapped: String, Hashable, Sendable {
+            case notStarted
+            case appRequested
+            case appBackgrounded
+            case watchdogExpired
+            case networkLost
+            case networkUnreachable
+            case serverClosed
+            case credentialsRejected
+            case retriesExhausted
+            case policyReplaced
+            case sessionEnded
+            case error
+        }
+
+        let wrapped: Wrapped
+
+        /// Indicates that nothing has connected yet.
+        public static let notStarted = Code(wrapped: .notStarted)
+        /// Indicates that the app called `disconnect()`.
+        public static let appRequested = Code(wrapped: .appRequested)
+        /// Indicates that the app went to the background (Auto mode).
+        public static let appBackgrounded = Code(wrapped: .appBackgrounded)
+        /// Indicates that no `ping()` came within the background window (Manual mode).
+        public static let watchdogExpired = Code(wrapped: .watchdogExpired)
+        /// Indicates that the connection was lost or could not be opened.
+        public static let networkLost = Code(wrapped: .networkLost)
+        /// Indicates that the network is unreachable.
+        public static let networkUnreachable = Code(wrapped: .networkUnreachable)
+        /// Indicates that the server closed the connection.
+        public static let serverClosed = Code(wrapped: .serverClosed)
+        /// Indicates that the server rejected the credentials: no retry until new ones or `connect()`.
+        public static let credentialsRejected = Code(wrapped: .credentialsRejected)
+        /// Indicates that the reconnect attempt limit was reached.
+        public static let retriesExhausted = Code(wrapped: .retriesExhausted)
+        /// Indicates that the app replaced the connection policy.
+        public static let policyReplaced = Code(wrapped: .policyReplaced)
+        /// Indicates that the session was shut down.
+        public static let sessionEnded = Code(wrapped: .sessionEnded)
+        /// Indicates an error in the session or the transport; `detail` says which.
+        public static let error = Code(wrapped: .error)
+
+        public var description: String { wrapped.rawValue }
+    }
+
+    /// The kind of reason.
+    public let code: Code
+    /// What the server or transport said, if anything (never a secret).
+    public let detail: String?
+
+    public init(_ code: Code, detail: String? = nil) {
+        self.code = code
+        self.detail = detail
+    }
+
+    public static let notStarted = DisconnectReason(.notStarted)
+    public static let appRequested = DisconnectReason(.appRequested)
+    public static let appBackgrounded = DisconnectReason(.appBackgrounded)
+    public static let watchdogExpired = DisconnectReason(.watchdogExpired)
+    public static let networkLost = DisconnectReason(.networkLost)
+    public static let networkUnreachable = DisconnectReason(.networkUnreachable)
+    public static let credentialsRejected = DisconnectReason(.credentialsRejected)
+    public static let retriesExhausted = DisconnectReason(.retriesExhausted)
+    public static let policyReplaced = DisconnectReason(.policyReplaced)
+    public static let sessionEnded = DisconnectReason(.sessionEnded)
+
+    /// The server closed the connection, with what it said.
+    public static func serverClosed(_ detail: String? = nil) -> DisconnectReason {
+        DisconnectReason(.serverClosed, detail: detail)
+    }
+
+    /// An error ended the connection, with what it was.
+    public static func error(_ detail: String) -> DisconnectReason {
+        DisconnectReason(.error, detail: detail)
+    }
+
+    public var description: String {
+        if let detail { "\(code) (\(detail))" } else { code.description }
+    }
+}
