@@ -16,7 +16,7 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Tether",
-    platforms: [.macOS(.v13), .iOS(.v16), .tvOS(.v16), .watchOS(.v9), .visionOS(.v1)],
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "ConnectionPolicy", targets: ["ConnectionPolicy"]),
         .library(name: "SDK", targets: ["SDK"]),

@@ -1,0 +1,171 @@
+extension Session {
+    /// What the session holds for one channel.
+    struct ChannelState {
+        /// Every `Subscription` listening, by id.
+        var subscribers: [UInt64: AsyncThrowingStream<ChannelMessage, any Error>.Continuation] = [:]
+        /// The highest sequence number delivered: a resubscribe asks for everything after it,
+        /// and anything at or below it is a duplicate.
+        var lastSequence: UInt64?
+        /// The subscribe request in flight on this connection.
+        var subscribeRequest: RequestID?
+        /// Indicates that the server acknowledged the subscription on this connection.
+        var isActive = false
+        /// `subscribe(to:)` calls waiting for the acknowledgement.
+        var waiters: [(subscriber: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+    }
+
+    /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
+    /// subscription (and throws if the server rejects it); not connected, it returns at once and
+    /// the subscription starts with the next connection. After every reconnect the session
+    /// resubscribes by itself, asking for every message since the last one delivered.
+    public func subscribe(to channel: String) async throws -> Subscription {
+        ensureStarted()
+        guard !channel.isEmpty, channel.utf8.count <= 256 else {
+            throw SessionError(.invalidArgument, "a channel name is 1 to 256 bytes (got \(channel.utf8.count))")
+        }
+        let subscriber = makeSerial()
+        let (stream, continuation) = AsyncThrowingStream<ChannelMessage, any Error>.makeStream()
+        let sink = inputSink
+        continuation.onTermination = { termination in
+            if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
+        }
+        channels[channel, default: ChannelState()].subscribers[subscriber] = continuation
+        let subscription = Subscription(channel: channel, stream: stream)
+        guard case .open(_, let wire, _) = link, channels[channel]?.isActive == false else { return subscription }
+        if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel, on: wire) }
+        try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            channels[channel]?.waiters.append((subscriber, waiter))
+        }
+        return subscription
+    }
+
+    /// Ends every subscription to `channel` and tells the server.
+    public func unsubscribe(from channel: String) {
+        ensureStarted()
+        guard let state = channels.removeValue(forKey: channel) else { return }
+        for continuation in state.subscribers.values { continuation.finish() }
+        for waiter in state.waiters { waiter.continuation.resume(throwing: SessionError(.disconnected, "unsubscribed from \(channel)")) }
+        leaveOnServer(channel, state)
+    }
+
+    /// Publishes `data` on `channel` and returns its sequence number once the server
+    /// acknowledged it. Throws ``SessionError/Code/notConnected`` when there is no connection.
+    public func publish(_ data: JSONValue, to channel: String) async throws -> UInt64 {
+        ensureStarted()
+        guard case .open(_, let wire, _) = link else {
+            throw SessionError(.notConnected, "publish needs a connection (status: \(status))")
+        }
+        let ack = try await request(.publish(id: makeRequestID(), channel: channel, data: data), on: wire)
+        return ack.sequence ?? 0
+    }
+
+    /// The channels the app holds, with the last sequence number delivered on each.
+    public var subscribedChannels: [String: UInt64?] {
+        channels.mapValues(\.lastSequence)
+    }
+
+    // MARK: Internals
+
+    func sendSubscribe(_ channel: String, on wire: Wire) {
+        let id = makeRequestID()
+        channels[channel]?.subscribeRequest = id
+        subscribeRequests[id] = channel
+        arm(.request(id), after: settings.requestTimeout)
+        send(.subscribe(id: id, channel: channel, since: channels[channel]?.lastSequence), on: wire)
+    }
+
+    /// After a (re)connect: every channel the app holds, at once (pipelined).
+    func resubscribeAll() {
+        guard case .open(_, let wire, _) = link else { return }
+        for channel in channels.keys.sorted() { sendSubscribe(channel, on: wire) }
+    }
+
+    /// The connection is gone: no channel is active on the server any more.
+    func markChannelsUnsubscribed() {
+        for id in subscribeRequests.keys { cancelTimer(.request(id)) }
+        subscribeRequests = [:]
+        for channel in channels.keys {
+            channels[channel]?.isActive = false
+            channels[channel]?.subscribeRequest = nil
+        }
+    }
+
+    func subscribeAcknowledged(_ ack: Ack) -> Bool {
+        guard let channel = subscribeRequests.removeValue(forKey: ack.id) else { return false }
+        cancelTimer(.request(ack.id))
+        guard var state = channels[channel] else { return true }
+        state.subscribeRequest = nil
+        state.isActive = true
+        if state.lastSequence == nil { state.lastSequence = ack.sequence }
+        let waiters = state.waiters
+        state.waiters = []
+        channels[channel] = state
+        for waiter in waiters { waiter.continuation.resume() }
+        return true
+    }
+
+    /// The server refused (or did not answer) a subscribe: every subscriber of the channel
+    /// learns why, and the session lets the channel go.
+    func subscribeRejected(_ id: RequestID, _ error: SessionError) -> Bool {
+        guard let channel = subscribeRequests.removeValue(forKey: id) else { return false }
+        cancelTimer(.request(id))
+        guard let state = channels.removeValue(forKey: channel) else { return true }
+        for continuation in state.subscribers.values { continuation.finish(throwing: error) }
+        for waiter in state.waiters { waiter.continuation.resume(throwing: error) }
+        return true
+    }
+
+    func failSubscribeWaiters(requestID: RequestID, _ error: SessionError) {
+        _ = subscribeRejected(requestID, error)
+    }
+
+    /// The connection was lost while `subscribe(to:)` calls waited: they throw, and hold nothing.
+    func failAllSubscribeWaiters(_ error: SessionError) {
+        for channel in channels.keys {
+            guard let waiters = channels[channel]?.waiters, !waiters.isEmpty else { continue }
+            channels[channel]?.waiters = []
+            for waiter in waiters {
+                channels[channel]?.subscribers.removeValue(forKey: waiter.subscriber)?.finish(throwing: error)
+                waiter.continuation.resume(throwing: error)
+            }
+            if channels[channel]?.subscribers.isEmpty == true { channels[channel] = nil }
+        }
+    }
+
+    func removeSubscriber(_ subscriber: UInt64, from channel: String) {
+        guard var state = channels[channel], state.subscribers.removeValue(forKey: subscriber) != nil else { return }
+        if state.subscribers.isEmpty {
+            channels[channel] = nil
+            leaveOnServer(channel, state)
+        } else {
+            channels[channel] = state
+        }
+    }
+
+    private func leaveOnServer(_ channel: String, _ state: ChannelState) {
+        if let id = state.subscribeRequest {
+            subscribeRequests[id] = nil
+            cancelTimer(.request(id))
+        }
+        guard case .open(_, let wire, _) = link, state.isActive || state.subscribeRequest != nil else { return }
+        // The ack is not awaited: an unknown reply is ignored.
+        send(.unsubscribe(id: makeRequestID(), channel: channel), on: wire)
+    }
+
+    func deliver(_ message: ChannelMessage) {
+        guard var state = channels[message.channel] else { return }
+        if let last = state.lastSequence, message.sequence <= last { return }
+        state.lastSequence = message.sequence
+        channels[message.channel] = state
+        for continuation in state.subscribers.values { continuation.yield(message) }
+    }
+
+    func finishAllSubscribers(throwing error: SessionError) {
+        for state in channels.values {
+            for continuation in state.subscribers.values { continuation.finish(throwing: error) }
+            for waiter in state.waiters { waiter.continuation.resume(throwing: error) }
+        }
+        channels = [:]
+        subscribeRequests = [:]
+    }
+}

@@ -1,0 +1,117 @@
+public import ConnectionPolicy
+
+extension Session {
+    /// Asks for a connection and returns once connected. Throws ``SessionError`` with
+    /// ``SessionError/Code/notWanted`` when the policy does not connect now (Auto mode in the
+    /// background), and ``SessionError/Code/disconnected`` (with the reason) when the session
+    /// gives up instead: rejected credentials, retries exhausted, the app backgrounded, `disconnect()`.
+    /// While a retry is pending it keeps waiting.
+    public func connect() async throws {
+        ensureStarted()
+        apply(policy.connectRequested())
+        if status == .connected { return }
+        if case .idle = link, timers[.policy(.reconnect)] == nil {
+            throw SessionError(.notWanted, "the \(policy.name) policy does not connect now (app is \(lifecycle))", reason: status.reason)
+        }
+        let key = makeSerial()
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            connectWaiters[key] = continuation
+        }
+    }
+
+    /// Disconnects; nothing reconnects by itself until the app calls ``connect()``. Returns once
+    /// the session has let go of the socket (the close frame is on its way).
+    public func disconnect() {
+        ensureStarted()
+        apply(policy.disconnectRequested())
+    }
+
+    /// Sends a ping and returns when the server's pong arrives. In Manual mode in the
+    /// background each ping also buys another full watchdog window. Throws
+    /// ``SessionError/Code/notConnected`` when there is no connection.
+    public func ping() async throws {
+        ensureStarted()
+        apply(policy.pingRequested())
+        guard case .open(_, let wire, _) = link else {
+            throw SessionError(.notConnected, "ping needs a connection (status: \(status))")
+        }
+        let id = makeRequestID()
+        _ = try await request(.ping(id: id), on: wire)
+    }
+
+    /// Tells the session the app's lifecycle state: from SwiftUI's `scenePhase`, or a custom
+    /// lifecycle. A repeated state changes nothing.
+    public func setAppState(_ state: AppLifecycleState) {
+        ensureStarted()
+        guard state != lifecycle else { return }
+        lifecycle = state
+        apply(policy.lifecycleChanged(to: state))
+    }
+
+    /// Tells the session whether the network is reachable: unreachable stops retries, reachable
+    /// tries again at once.
+    public func setNetworkReachable(_ reachable: Bool) {
+        ensureStarted()
+        guard reachable != isNetworkReachable else { return }
+        isNetworkReachable = reachable
+        apply(policy.networkReachabilityChanged(isReachable: reachable))
+    }
+
+    /// Replaces the connection policy at run time. The new policy starts from the facts (the
+    /// lifecycle state, whether a connection is open, the network); the old policy's timers are
+    /// cancelled, and an attempt in flight is abandoned for the new policy to decide.
+    public func replacePolicy(_ newPolicy: some SessionPolicy) {
+        ensureStarted()
+        for (key, timer) in timers {
+            if case .policy = key {
+                timer.cancel.fire()
+                timers[key] = nil
+            }
+        }
+        var isConnected = false
+        switch link {
+        case .open: isConnected = true
+        case .opening, .authenticating: teardownLink(code: .normal, reason: "policy replaced")
+        case .idle: break
+        }
+        policy = newPolicy
+        apply(policy.start(in: PolicyContext(lifecycle: lifecycle, isConnected: isConnected, isNetworkReachable: isNetworkReachable)))
+        if case .idle = link, status == .connecting || status.isConnected {
+            setStatus(.disconnected(.policyReplaced))
+        }
+    }
+}
+
+extension Session {
+    /// ``connect()`` in CometChat's shape: `onSuccess` once connected, `onError` otherwise.
+    public nonisolated func connect(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
+        Task {
+            do {
+                try await connect()
+                onSuccess()
+            } catch {
+                onError(error)
+            }
+        }
+    }
+
+    /// ``disconnect()`` in CometChat's shape.
+    public nonisolated func disconnect(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void = { _ in }) {
+        Task {
+            await disconnect()
+            onSuccess()
+        }
+    }
+
+    /// ``ping()`` in CometChat's shape.
+    public nonisolated func ping(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
+        Task {
+            do {
+                try await ping()
+                onSuccess()
+            } catch {
+                onError(error)
+            }
+        }
+    }
+}

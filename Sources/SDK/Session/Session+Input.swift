@@ -1,0 +1,43 @@
+import ConnectionPolicy
+
+extension Session {
+    /// Everything that happens to a session, funnelled into ``Session/handle(_:)``: children of
+    /// `run()` only forward these, and host calls go through the same function.
+    enum Input: Sendable {
+        /// An attempt opened its socket.
+        case opened(attempt: UInt64, connection: any TransportConnection, token: Secret?)
+        /// An attempt failed before its socket was open.
+        case openFailed(attempt: UInt64, error: any Error)
+        /// The connection of an attempt reported something.
+        case transport(attempt: UInt64, event: TransportEvent)
+        /// Sending on the connection of an attempt failed.
+        case sendFailed(attempt: UInt64, error: any Error)
+        /// A timer fired.
+        case timerFired(TimerKey, serial: UInt64)
+        /// A subscriber stopped listening.
+        case subscriberEnded(channel: String, subscriber: UInt64)
+        /// Work was queued for the run loop to start.
+        case wake
+    }
+
+    /// The timers a session arms: the policy's, and its own for deadlines.
+    enum TimerKey: Hashable, Sendable {
+        case policy(TimerID)
+        case connectTimeout
+        case request(RequestID)
+    }
+
+    /// Work that needs a child task of `run()`.
+    enum Spawn: Sendable {
+        case open(attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?)
+        case read(attempt: UInt64, connection: any TransportConnection, cancel: OneShot)
+        case write(attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>, settled: OneShot)
+        case timer(TimerKey, serial: UInt64, deadline: SessionClock.Instant, cancel: OneShot)
+    }
+
+    /// What the writer of a connection does, in order.
+    enum Outbound: Sendable {
+        case frame(TransportFrame)
+        case close(CloseCode, reason: String)
+    }
+}

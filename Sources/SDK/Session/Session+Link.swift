@@ -1,0 +1,167 @@
+import ConnectionPolicy
+
+extension Session {
+    /// Carries out the policy's actions in order.
+    func apply(_ actions: [PolicyAction]) {
+        for action in actions {
+            switch action {
+            case .openConnection:
+                openConnection()
+            case .closeConnection(let reason):
+                teardownLink(code: .normal, reason: "closed by client")
+                failAllRequests(SessionError(.disconnected, "disconnected: \(reason)", reason: reason))
+                setStatus(.disconnected(reason))
+            case .armTimer(let timer, let delay):
+                arm(.policy(timer.id), after: delay, policyTimer: timer)
+            case .cancelTimer(let timer):
+                if timers[.policy(timer.id)]?.policyTimer == timer { cancelTimer(.policy(timer.id)) }
+            }
+        }
+    }
+
+    var currentAttemptID: UInt64? {
+        switch link {
+        case .idle: nil
+        case .opening(let attempt), .authenticating(let attempt, _, _), .open(let attempt, _, _): attempt.id
+        }
+    }
+
+    private func openConnection() {
+        guard case .idle = link else {
+            // The policy asked for a connection while one is open or opening: never two sockets.
+            return
+        }
+        nextAttemptID += 1
+        let attempt = Attempt(id: nextAttemptID, cancel: OneShot(), settled: OneShot())
+        spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: lastAttemptSettled))
+        lastAttemptSettled = attempt.settled
+        link = .opening(attempt)
+        arm(.connectTimeout, after: settings.connectTimeout)
+        setStatus(.connecting)
+    }
+
+    /// Lets go of the socket (or the attempt), whatever its state; reports nothing.
+    func teardownLink(code: CloseCode, reason: String) {
+        switch link {
+        case .idle:
+            return
+        case .opening(let attempt):
+            attempt.cancel.fire()
+        case .authenticating(let attempt, let wire, _), .open(let attempt, let wire, _):
+            attempt.cancel.fire()
+            wire.outbound.yield(.close(code, reason: reason))
+            wire.outbound.finish()
+        }
+        link = .idle
+        cancelTimer(.connectTimeout)
+        markChannelsUnsubscribed()
+    }
+
+    func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?) {
+        let (outbound, continuation) = AsyncStream<Outbound>.makeStream()
+        guard case .opening(let current) = link, current.id == attempt else {
+            // A socket for an attempt given up on: close it. The writer fires its `settled`.
+            continuation.yield(.close(.normal, reason: "connect cancelled"))
+            continuation.finish()
+            spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: staleSettled(for: attempt)))
+            return
+        }
+        let wire = Wire(connection: connection, outbound: continuation)
+        spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: current.settled))
+        spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
+        let authID = makeRequestID()
+        link = .authenticating(current, wire, authID: authID)
+        send(.authenticate(id: authID, token: token), on: wire)
+    }
+
+    /// The attempt's `settled` signal, for a socket that arrived after the attempt was dropped.
+    /// The session keeps only the newest attempt's; an older one is long settled by then, so a
+    /// fresh signal does: nothing waits for it.
+    private func staleSettled(for attempt: UInt64) -> OneShot {
+        if attempt == nextAttemptID, let settled = lastAttemptSettled { return settled }
+        return OneShot()
+    }
+
+    func openFailed(attempt: UInt64, error: any Error) {
+        guard case .opening(let current) = link, current.id == attempt else { return }
+        link = .idle
+        cancelTimer(.connectTimeout)
+        let detail = (error as? TransportError)?.description ?? String(describing: error)
+        lost(ConnectionLoss(reason: .error(detail), disposition: .retry, uptime: nil))
+    }
+
+    func transportEvent(attempt: UInt64, event: TransportEvent) {
+        guard currentAttemptID == attempt else { return }
+        switch event {
+        case .frame(let frame):
+            received(frame)
+        case .closed(let code, let reason):
+            let disposition = code?.disposition(reason: reason) ?? .retry
+            let closeReason: DisconnectReason
+            if code == .unauthorized {
+                closeReason = DisconnectReason(.credentialsRejected, detail: reason.isEmpty ? nil : reason)
+            } else if let code {
+                closeReason = .serverClosed("code \(code)" + (reason.isEmpty ? "" : ": \(reason)"))
+            } else {
+                closeReason = DisconnectReason(.networkLost, detail: reason.isEmpty ? nil : reason)
+            }
+            connectionEnded(reason: closeReason, disposition: disposition)
+        }
+    }
+
+    /// The socket of the current attempt is gone (closed by the server, reset, timed out,
+    /// failed): release it and let the policy decide.
+    func connectionEnded(reason: DisconnectReason, disposition: RetryDisposition) {
+        var uptime: Duration?
+        if case .open(_, _, let since) = link { uptime = clock.elapsed(since: since) }
+        teardownLink(code: .normal, reason: "connection ended")
+        failAllRequests(SessionError(.connectionLost, "the connection was lost: \(reason)", reason: reason))
+        lost(ConnectionLoss(reason: reason, disposition: disposition, uptime: uptime))
+    }
+
+    private func lost(_ loss: ConnectionLoss) {
+        setStatus(.reconnecting(loss.reason))
+        apply(policy.connectionLost(loss))
+    }
+
+    /// The server accepted the credentials.
+    func authenticated() {
+        guard case .authenticating(let attempt, let wire, _) = link else { return }
+        link = .open(attempt, wire, since: clock.now)
+        cancelTimer(.connectTimeout)
+        setStatus(.connected)
+        resubscribeAll()
+        apply(policy.connectionOpened())
+    }
+
+    // MARK: Timers
+
+    func arm(_ key: TimerKey, after delay: Duration, policyTimer: PolicyTimer? = nil) {
+        cancelTimer(key)
+        let timer = ArmedTimer(serial: makeSerial(), cancel: OneShot(), policyTimer: policyTimer)
+        timers[key] = timer
+        spawn(.timer(key, serial: timer.serial, deadline: clock.deadline(after: delay), cancel: timer.cancel))
+    }
+
+    func cancelTimer(_ key: TimerKey) {
+        timers.removeValue(forKey: key)?.cancel.fire()
+    }
+
+    func timerFired(_ key: TimerKey, serial: UInt64) {
+        guard let timer = timers[key], timer.serial == serial else { return }
+        timers[key] = nil
+        switch key {
+        case .policy:
+            if let policyTimer = timer.policyTimer { apply(policy.timerFired(policyTimer)) }
+        case .connectTimeout:
+            switch link {
+            case .opening, .authenticating:
+                connectionEnded(reason: .error("connecting took longer than \(settings.connectTimeout)"), disposition: .retry)
+            case .idle, .open:
+                break
+            }
+        case .request(let id):
+            failRequest(id, SessionError(.timedOut, "no reply within \(settings.requestTimeout)"))
+        }
+    }
+}

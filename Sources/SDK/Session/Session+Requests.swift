@@ -1,0 +1,97 @@
+import ConnectionPolicy
+
+extension Session {
+    /// A request waiting for its reply.
+    struct PendingRequest {
+        let waiter: CheckedContinuation<Ack, any Error>
+    }
+
+    /// Encodes and queues a message on the wire, in order.
+    func send(_ message: ClientMessage, on wire: Wire) {
+        do {
+            let frame = try settings.codec.encode(message)
+            wire.outbound.yield(.frame(frame))
+        } catch {
+            // Messages the session makes itself always encode; a codec that refuses one ends
+            // the connection with a typed reason rather than leaving it half set up.
+            connectionEnded(reason: .error("could not encode \(message): \(error)"), disposition: .retry)
+        }
+    }
+
+    /// Sends a request and waits for its reply (an ack, or a pong as an ack), within the
+    /// request timeout.
+    func request(_ message: ClientMessage, on wire: Wire) async throws -> Ack {
+        let frame: TransportFrame
+        do {
+            frame = try settings.codec.encode(message)
+        } catch {
+            throw SessionError(.encodingFailed, error.description)
+        }
+        let id = message.id
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Ack, any Error>) in
+            requests[id] = PendingRequest(waiter: continuation)
+            arm(.request(id), after: settings.requestTimeout)
+            wire.outbound.yield(.frame(frame))
+        }
+    }
+
+    func resolveRequest(_ id: RequestID, with result: Result<Ack, any Error>) -> Bool {
+        guard let pending = requests.removeValue(forKey: id) else { return false }
+        cancelTimer(.request(id))
+        pending.waiter.resume(with: result)
+        return true
+    }
+
+    func failRequest(_ id: RequestID, _ error: SessionError) {
+        _ = resolveRequest(id, with: .failure(error))
+        failSubscribeWaiters(requestID: id, error)
+    }
+
+    func failAllRequests(_ error: SessionError) {
+        let pending = requests
+        requests = [:]
+        for (id, request) in pending {
+            cancelTimer(.request(id))
+            request.waiter.resume(throwing: error)
+        }
+        failAllSubscribeWaiters(error)
+    }
+
+    /// A frame arrived on the current connection.
+    func received(_ frame: TransportFrame) {
+        let message: ServerMessage
+        do {
+            message = try settings.codec.decode(frame)
+        } catch {
+            // A server that sends what the protocol does not allow is broken or hostile: end
+            // this connection with a typed reason; the policy decides about retrying.
+            connectionEnded(reason: .error("bad frame from server: \(error)"), disposition: .retry)
+            return
+        }
+        switch message {
+        case .ack(let ack):
+            if case .authenticating(_, _, let authID) = link, ack.id == authID {
+                authenticated()
+            } else if !subscribeAcknowledged(ack) {
+                _ = resolveRequest(ack.id, with: .success(ack))
+            }
+        case .pong(let id):
+            _ = resolveRequest(id, with: .success(Ack(id: id)))
+        case .error(let error):
+            if case .authenticating(_, _, let authID) = link, error.id == authID || error.id == nil {
+                let rejected = error.code == ServerError.unauthorizedCode
+                connectionEnded(
+                    reason: rejected ? DisconnectReason(.credentialsRejected, detail: error.message) : .error("authentication failed: \(error)"),
+                    disposition: rejected ? .doNotRetry : .retry
+                )
+            } else if let id = error.id {
+                let failure = SessionError(.rejected, error.description, serverError: error)
+                if !subscribeRejected(id, failure) { _ = resolveRequest(id, with: .failure(failure)) }
+            }
+        // An error that answers no request carries no action for the session; it is not a
+        // protocol violation, so the connection stays.
+        case .message(let message):
+            deliver(message)
+        }
+    }
+}

@@ -1,0 +1,187 @@
+import ConnectionPolicy
+
+extension Session {
+    /// Runs the session until ``shutdown()`` or until the calling task is cancelled; either way
+    /// it closes its socket, cancels its timers and fails what is pending before it returns.
+    /// A second call returns at once.
+    public func run() async {
+        guard runPhase == .notStarted else { return }
+        runPhase = .running
+        let stopWatching = OneShot()
+        await withDiscardingTaskGroup { group in
+            if let source = lifecycleSource {
+                group.addTask {
+                    _ = await race({ await source.deliverChanges { state in await self.setAppState(state) } }, cancelledBy: stopWatching)
+                }
+            }
+            if let monitor = networkMonitor {
+                group.addTask {
+                    _ = await race({ await monitor.deliverChanges { reachable in await self.setNetworkReachable(reachable) } }, cancelledBy: stopWatching)
+                }
+            }
+            ensureStarted()
+            launchSpawns(into: &group)
+            for await input in inputs {
+                handle(input)
+                launchSpawns(into: &group)
+            }
+            // Shut down, or the task running us was cancelled.
+            stopWatching.fire()
+            endSession()
+            launchSpawns(into: &group)
+        }
+        runPhase = .finished
+        statusBroadcaster.finish()
+    }
+
+    /// Ends the session: closes the socket, cancels every timer, and fails every pending call
+    /// with ``SessionError/Code/sessionEnded``. Returns once ``run()`` has returned.
+    public func shutdown() async {
+        switch runPhase {
+        case .notStarted:
+            runPhase = .finished
+            endSession()
+            statusBroadcaster.finish()
+        case .running:
+            runPhase = .stopping
+            inputSink.finish()
+        case .stopping, .finished:
+            break
+        }
+        if let runner = selfRunner {
+            selfRunner = nil
+            await runner.value
+        }
+    }
+
+    /// The one funnel: everything that happens goes through here, one input at a time.
+    func handle(_ input: Input) {
+        switch input {
+        case .opened(let attempt, let connection, let token):
+            connectionOpened(attempt: attempt, connection: connection, token: token)
+        case .openFailed(let attempt, let error):
+            openFailed(attempt: attempt, error: error)
+        case .transport(let attempt, let event):
+            transportEvent(attempt: attempt, event: event)
+        case .sendFailed(let attempt, let error):
+            guard currentAttemptID == attempt else { return }
+            connectionEnded(reason: .error("send failed: \(error)"), disposition: .retry)
+        case .timerFired(let key, let serial):
+            timerFired(key, serial: serial)
+        case .subscriberEnded(let channel, let subscriber):
+            removeSubscriber(subscriber, from: channel)
+        case .wake:
+            break
+        }
+    }
+
+    /// Queues work for the run loop to start, and wakes it.
+    func spawn(_ work: Spawn) {
+        spawns.append(work)
+        if spawns.count == 1 { inputSink.yield(.wake) }
+    }
+
+    private func launchSpawns(into group: inout DiscardingTaskGroup) {
+        guard !spawns.isEmpty else { return }
+        let work = spawns
+        spawns = []
+        let sink = inputSink
+        for item in work {
+            switch item {
+            case .open(let attempt, let cancel, let settled, let after):
+                let transport = self.transport
+                let settings = self.settings
+                group.addTask {
+                    await Self.open(attempt: attempt, cancel: cancel, settled: settled, after: after, transport: transport, settings: settings, sink: sink)
+                }
+            case .read(let attempt, let connection, let cancel):
+                group.addTask {
+                    _ = await race({
+                        for await event in connection.events {
+                            guard case .enqueued = sink.yield(.transport(attempt: attempt, event: event)) else { return }
+                        }
+                    }, cancelledBy: cancel)
+                }
+            case .write(let attempt, let connection, let frames, let settled):
+                group.addTask {
+                    await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink)
+                }
+            case .timer(let key, let serial, let deadline, let cancel):
+                let clock = self.clock
+                group.addTask {
+                    let (result, cancelled) = await race({ try await clock.sleep(until: deadline) }, cancelledBy: cancel)
+                    if !cancelled, case .success? = result {
+                        sink.yield(.timerFired(key, serial: serial))
+                    }
+                }
+            }
+        }
+    }
+
+    private static func open(
+        attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?,
+        transport: any Transport, settings: AppSettings, sink: AsyncStream<Input>.Continuation
+    ) async {
+        // Never two sockets: the previous attempt must have let go of its socket first.
+        if let after { _ = await race({ await after.wait() }, cancelledBy: cancel) }
+        let (result, cancelled) = await race({
+            // A fresh token for every attempt, so an expired one is never reused.
+            let token = try await settings.token()
+            return (try await transport.open(url: settings.serverURL, headers: [:]), token)
+        }, cancelledBy: cancel)
+        switch result {
+        case .success((let connection, let token)):
+            if cancelled {
+                await connection.close(code: .normal, reason: "connect cancelled")
+                settled.fire()
+            } else if case .enqueued = sink.yield(.opened(attempt: attempt, connection: connection, token: token)) {
+                // The session owns the socket now; its writer fires `settled` once it is closed.
+            } else {
+                await connection.close(code: .goingAway, reason: "session ended")
+                settled.fire()
+            }
+        case .failure(let error):
+            settled.fire()
+            if !cancelled { sink.yield(.openFailed(attempt: attempt, error: error)) }
+        case nil:
+            settled.fire()
+        }
+    }
+
+    private static func write(
+        attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>,
+        settled: OneShot, sink: AsyncStream<Input>.Continuation
+    ) async {
+        var failed = false
+        for await item in frames {
+            switch item {
+            case .frame(let frame):
+                guard !failed else { continue }
+                do {
+                    try await connection.send(frame)
+                } catch {
+                    failed = true
+                    sink.yield(.sendFailed(attempt: attempt, error: error))
+                }
+            case .close(let code, let reason):
+                await connection.close(code: code, reason: reason)
+                settled.fire()
+                return
+            }
+        }
+        // The stream ended without a close: the session is gone; close anyway.
+        await connection.close(code: .goingAway, reason: "session ended")
+        settled.fire()
+    }
+
+    /// Leaves nothing behind: closes the socket, cancels timers, fails what is pending.
+    private func endSession() {
+        teardownLink(code: .goingAway, reason: "session ended")
+        for timer in timers.values { timer.cancel.fire() }
+        timers = [:]
+        failAllRequests(SessionError(.sessionEnded, "the session was shut down"))
+        finishAllSubscribers(throwing: SessionError(.sessionEnded, "the session was shut down"))
+        resumeConnectWaiters(with: .failure(SessionError(.sessionEnded, "the session was shut down")))
+        statusBroadcaster.set(.disconnected(.sessionEnded))
+    }
+}

@@ -1,0 +1,189 @@
+public import ConnectionPolicy
+
+/// The shared session core: it owns the socket, the subscriptions and the pending requests,
+/// and carries out what the connection policy decides.
+///
+/// Every input — host calls, lifecycle and network changes, transport events, timer fires —
+/// goes through one function, ``handle(_:)``, which feeds the policy and reconciles what the
+/// policy wants with what the socket is doing: never two sockets, an in-flight connect is
+/// cancelled when the policy stops wanting it, a burst of lifecycle flaps converges.
+///
+/// Run it for its lifetime with ``run()`` (from SwiftUI's `.task`, a service group, or any task
+/// you own), or let it run itself with ``start(settings:transport:clock:lifecycle:network:)``.
+public actor Session {
+    /// The settings the session was made with.
+    public nonisolated let settings: AppSettings
+    nonisolated let transport: any Transport
+    nonisolated let clock: SessionClock
+    nonisolated let lifecycleSource: (any LifecycleSource)?
+    nonisolated let networkMonitor: (any NetworkMonitor)?
+    nonisolated let statusBroadcaster = StatusBroadcaster(.disconnected(.notStarted))
+    nonisolated let inputs: AsyncStream<Input>
+    nonisolated let inputSink: AsyncStream<Input>.Continuation
+
+    var policy: any SessionPolicy
+    var lifecycle: AppLifecycleState
+    var isNetworkReachable = true
+    var link: Link = .idle
+    var runPhase: RunPhase = .notStarted
+    /// Signals that the most recent attempt holds no socket any more; the next attempt waits for it.
+    var lastAttemptSettled: OneShot?
+    var nextAttemptID: UInt64 = 0
+    var nextRequestID: RequestID = 1
+    var nextSerial: UInt64 = 0
+    var timers: [TimerKey: ArmedTimer] = [:]
+    var spawns: [Spawn] = []
+    var requests: [RequestID: PendingRequest] = [:]
+    var channels: [String: ChannelState] = [:]
+    var subscribeRequests: [RequestID: String] = [:]
+    var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+    var selfRunner: Task<Void, Never>?
+    var isPolicyStarted = false
+
+    /// What the session is doing with its socket.
+    enum Link {
+        /// No socket, none opening.
+        case idle
+        /// An attempt is opening its socket.
+        case opening(Attempt)
+        /// The socket is open; the credentials are on their way.
+        case authenticating(Attempt, Wire, authID: RequestID)
+        /// Open and authenticated since `since`.
+        case open(Attempt, Wire, since: SessionClock.Instant)
+    }
+
+    /// One attempt to connect.
+    struct Attempt {
+        let id: UInt64
+        /// Fired to abandon the attempt.
+        let cancel: OneShot
+        /// Fired once the attempt holds no socket any more.
+        let settled: OneShot
+    }
+
+    /// The session's side of an open socket.
+    struct Wire {
+        let connection: any TransportConnection
+        let outbound: AsyncStream<Outbound>.Continuation
+    }
+
+    struct ArmedTimer {
+        let serial: UInt64
+        let cancel: OneShot
+        let policyTimer: PolicyTimer?
+    }
+
+    enum RunPhase {
+        case notStarted, running, stopping, finished
+    }
+
+    /// Makes a session. Nothing happens until ``run()`` runs.
+    ///
+    /// - Parameters:
+    ///   - settings: from ``AppSettings/Builder``.
+    ///   - transport: the WebSocket transport.
+    ///   - clock: the clock timers run on (a test clock in tests).
+    ///   - lifecycle: where lifecycle changes come from; `nil` to report them only with
+    ///     ``setAppState(_:)`` (the session then starts as `active`).
+    ///   - network: where reachability changes come from; `nil` to report them only with
+    ///     ``setNetworkReachable(_:)``.
+    public init(
+        settings: AppSettings,
+        transport: any Transport,
+        clock: any Clock<Duration> = ContinuousClock(),
+        lifecycle: (any LifecycleSource)? = nil,
+        network: (any NetworkMonitor)? = nil
+    ) {
+        self.settings = settings
+        self.transport = transport
+        self.clock = SessionClock(clock)
+        self.lifecycleSource = lifecycle
+        self.networkMonitor = network
+        self.policy = settings.makePolicy()
+        self.lifecycle = lifecycle?.state ?? .active
+        self.isNetworkReachable = network?.isReachable ?? true
+        (inputs, inputSink) = AsyncStream<Input>.makeStream()
+    }
+
+    /// Makes a session and runs it in a task of its own: CometChat's configure-at-init-and-go.
+    /// Call ``shutdown()`` to end it; the session keeps itself alive until then.
+    public static func start(
+        settings: AppSettings,
+        transport: any Transport,
+        clock: any Clock<Duration> = ContinuousClock(),
+        lifecycle: (any LifecycleSource)? = nil,
+        network: (any NetworkMonitor)? = nil
+    ) async -> Session {
+        let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: lifecycle, network: network)
+        await session.startRunner()
+        return session
+    }
+
+    private func startRunner() {
+        guard selfRunner == nil else { return }
+        selfRunner = Task { await self.run() }
+    }
+
+    // MARK: Status
+
+    /// The connection's status now.
+    public nonisolated var status: ConnectionStatus { statusBroadcaster.current }
+
+    /// The status now, then every change, with the reason for each disconnect. Any number of
+    /// subscribers; each stream ends when the session does.
+    public nonisolated var statusUpdates: AsyncStream<ConnectionStatus> { statusBroadcaster.updates() }
+
+    /// The name of the policy in charge (`auto`, `manual`, or a custom policy's).
+    public var policyName: String { policy.name }
+
+    /// The timers armed now, by name (`watchdog`, `reconnect`, `background-grace`,
+    /// `connect-timeout`, `request`): for diagnostics and tests.
+    public var armedTimers: [String] {
+        timers.keys.map { key in
+            switch key {
+            case .policy(let id): id.name
+            case .connectTimeout: "connect-timeout"
+            case .request: "request"
+            }
+        }.sorted()
+    }
+
+    /// The app's lifecycle state as the session knows it.
+    public var appState: AppLifecycleState { lifecycle }
+
+    func setStatus(_ status: ConnectionStatus) {
+        guard statusBroadcaster.set(status) else { return }
+        switch status {
+        case .connected:
+            resumeConnectWaiters(with: .success(()))
+        case .disconnected(let reason):
+            resumeConnectWaiters(with: .failure(SessionError(.disconnected, "disconnected: \(reason)", reason: reason)))
+        case .connecting, .reconnecting:
+            break
+        }
+    }
+
+    func resumeConnectWaiters(with result: Result<Void, any Error>) {
+        let waiters = connectWaiters
+        connectWaiters = [:]
+        for waiter in waiters.values { waiter.resume(with: result) }
+    }
+
+    /// Starts the policy on the first input, so that host calls made before `run()` come after
+    /// the policy's start, in order.
+    func ensureStarted() {
+        guard !isPolicyStarted else { return }
+        isPolicyStarted = true
+        apply(policy.start(in: PolicyContext(lifecycle: lifecycle, isConnected: false, isNetworkReachable: isNetworkReachable)))
+    }
+
+    func makeSerial() -> UInt64 {
+        nextSerial += 1
+        return nextSerial
+    }
+
+    func makeRequestID() -> RequestID {
+        defer { nextRequestID += 1 }
+        return nextRequestID
+    }
+}

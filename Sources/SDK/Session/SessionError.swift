@@ -1,0 +1,52 @@
+public import ConnectionPolicy
+
+/// Why a session call did not succeed. No error message ever contains a credential.
+public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure. New codes may be added; `switch` with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Wrapped: String, Hashable, Sendable {
+            case notConnected, invalidArgument, disconnected, connectionLost, timedOut, rejected, sessionEnded, notRunning, notWanted, encodingFailed
+        }
+
+        let wrapped: Wrapped
+
+        /// The call needs a connection and there is none.
+        public static let notConnected = Code(wrapped: .notConnected)
+        /// An argument is out of range (for instance an empty channel name).
+        public static let invalidArgument = Code(wrapped: .invalidArgument)
+        /// The session disconnected (for ``SessionError/reason``) before the call completed.
+        public static let disconnected = Code(wrapped: .disconnected)
+        /// The connection was lost before the reply came; the request may or may not have reached the server.
+        public static let connectionLost = Code(wrapped: .connectionLost)
+        /// No reply came within the request timeout.
+        public static let timedOut = Code(wrapped: .timedOut)
+        /// The server answered with an error (``SessionError/serverError``).
+        public static let rejected = Code(wrapped: .rejected)
+        /// The session was shut down.
+        public static let sessionEnded = Code(wrapped: .sessionEnded)
+        /// `run()` is not running, so nothing can be carried out.
+        public static let notRunning = Code(wrapped: .notRunning)
+        /// The policy does not connect now (for instance Auto mode in the background).
+        public static let notWanted = Code(wrapped: .notWanted)
+        /// The message could not be encoded (for instance it is larger than the frame limit).
+        public static let encodingFailed = Code(wrapped: .encodingFailed)
+
+        public var description: String { wrapped.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+    /// The disconnect reason, for ``Code/disconnected``.
+    public let reason: DisconnectReason?
+    /// The server's error reply, for ``Code/rejected``.
+    public let serverError: ServerError?
+
+    public init(_ code: Code, _ message: String, reason: DisconnectReason? = nil, serverError: ServerError? = nil) {
+        self.code = code
+        self.message = message
+        self.reason = reason
+        self.serverError = serverError
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,196 @@
+public import ConnectionPolicy
+public import Foundation
+
+extension AppSettings {
+    /// Builds ``AppSettings`` step by step, as CometChat's `AppSettingsBuilder` does; `build()`
+    /// checks every value and throws a ``SettingsError`` naming the first bad one.
+    public struct Builder: Sendable {
+        private var urlText: String?
+        private var autoEstablish = true
+        private var customPolicy: (any SessionPolicy)?
+        private var backgroundTimeout: Duration = .seconds(30)
+        private var backgroundGrace: Duration = .zero
+        private var backoff: Backoff = .standard
+        private var stableAfter: Duration = .seconds(5)
+        private var connectTimeout: Duration = .seconds(10)
+        private var requestTimeout: Duration = .seconds(10)
+        private var allowInsecure = false
+        private var jitter: JitterSource?
+        private var codec: any WireCodec = JSONWireCodec()
+        private var tokenProvider: TokenProvider?
+
+        public init() {}
+
+        /// The WebSocket endpoint, `wss://host[:port]/` (or `ws://` for loopback).
+        public func serverURL(_ url: String) -> Builder {
+            var copy = self
+            copy.urlText = url
+            return copy
+        }
+
+        /// The WebSocket endpoint.
+        public func serverURL(_ url: URL) -> Builder {
+            serverURL(url.absoluteString)
+        }
+
+        /// `true` (the default): Auto mode. `false`: Manual mode.
+        public func autoEstablishSocketConnection(_ auto: Bool) -> Builder {
+            var copy = self
+            copy.autoEstablish = auto
+            copy.customPolicy = nil
+            return copy
+        }
+
+        /// Runs a policy the app wrote instead of Auto or Manual.
+        public func policy(_ policy: some SessionPolicy) -> Builder {
+            var copy = self
+            copy.customPolicy = policy
+            return copy
+        }
+
+        /// Manual mode: how long the connection stays open in the background without a
+        /// `ping()` (default 30 s).
+        public func backgroundTimeout(_ timeout: Duration) -> Builder {
+            var copy = self
+            copy.backgroundTimeout = timeout
+            return copy
+        }
+
+        /// Auto mode: how long an open connection may stay open in the background (default 0).
+        public func backgroundGrace(_ grace: Duration) -> Builder {
+            var copy = self
+            copy.backgroundGrace = grace
+            return copy
+        }
+
+        /// The backoff between failed reconnect attempts (default ``Backoff/standard``).
+        public func reconnectBackoff(_ backoff: Backoff) -> Builder {
+            var copy = self
+            copy.backoff = backoff
+            return copy
+        }
+
+        /// How long a connection must stay open before its loss is retried at once (default 5 s).
+        public func stableConnectionAfter(_ duration: Duration) -> Builder {
+            var copy = self
+            copy.stableAfter = duration
+            return copy
+        }
+
+        /// How long opening and authenticating may take (default 10 s).
+        public func connectTimeout(_ timeout: Duration) -> Builder {
+            var copy = self
+            copy.connectTimeout = timeout
+            return copy
+        }
+
+        /// How long a request may wait for its reply (default 10 s).
+        public func requestTimeout(_ timeout: Duration) -> Builder {
+            var copy = self
+            copy.requestTimeout = timeout
+            return copy
+        }
+
+        /// Allows `ws://` to hosts other than loopback (default false: only `wss://`).
+        public func allowInsecureTransport(_ allow: Bool) -> Builder {
+            var copy = self
+            copy.allowInsecure = allow
+            return copy
+        }
+
+        /// A fixed token, sent in the protocol's first message (never in the URL or headers).
+        public func token(_ token: String) -> Builder {
+            let secret = Secret(token)
+            return tokenProvider { secret }
+        }
+
+        /// Supplies the token for every connection attempt.
+        public func tokenProvider(_ provider: @escaping TokenProvider) -> Builder {
+            var copy = self
+            copy.tokenProvider = provider
+            return copy
+        }
+
+        /// Where backoff jitter comes from (default: seeded from the system's random source).
+        public func jitter(_ source: JitterSource) -> Builder {
+            var copy = self
+            copy.jitter = source
+            return copy
+        }
+
+        /// The wire codec (default ``JSONWireCodec``).
+        public func codec(_ codec: any WireCodec) -> Builder {
+            var copy = self
+            copy.codec = codec
+            return copy
+        }
+
+        /// Checks every value and makes the settings.
+        public func build() throws(SettingsError) -> AppSettings {
+            let url = try Self.validatedURL(urlText, allowInsecure: allowInsecure)
+            try Self.check(backgroundTimeout, "backgroundTimeout", allowZero: false)
+            try Self.check(backgroundGrace, "backgroundGrace", allowZero: true)
+            try Self.check(stableAfter, "stableConnectionAfter", allowZero: true)
+            try Self.check(connectTimeout, "connectTimeout", allowZero: false)
+            try Self.check(requestTimeout, "requestTimeout", allowZero: false)
+            if let problem = backoff.problem { throw SettingsError(.invalidBackoff, problem) }
+            let mode: Mode = if let customPolicy { .custom(customPolicy.name) } else if autoEstablish { .auto } else { .manual }
+            return AppSettings(
+                serverURL: url,
+                mode: mode,
+                backgroundTimeout: backgroundTimeout,
+                backgroundGrace: backgroundGrace,
+                reconnectBackoff: backoff,
+                stableConnectionAfter: stableAfter,
+                connectTimeout: connectTimeout,
+                requestTimeout: requestTimeout,
+                allowsInsecureTransport: allowInsecure,
+                jitter: jitter ?? .random(),
+                codec: codec,
+                tokenProvider: tokenProvider,
+                customPolicy: customPolicy
+            )
+        }
+
+        private static func check(_ duration: Duration, _ name: String, allowZero: Bool) throws(SettingsError) {
+            let day = Duration.seconds(86_400)
+            if duration < .zero || (!allowZero && duration == .zero) || duration > day {
+                throw SettingsError(.invalidDuration, "\(name) must be \(allowZero ? "0" : "more than 0") to 24 hours (got \(duration))")
+            }
+        }
+
+        static func validatedURL(_ text: String?, allowInsecure: Bool) throws(SettingsError) -> URL {
+            guard let text, !text.isEmpty else { throw SettingsError(.missingURL, "call serverURL(_:) with the WebSocket endpoint") }
+            guard let components = URLComponents(string: text), let url = components.url else {
+                throw SettingsError(.invalidURL, "'\(Self.redactedURL(text))' is not a URL")
+            }
+            let scheme = components.scheme?.lowercased()
+            guard scheme == "ws" || scheme == "wss" else {
+                throw SettingsError(.invalidURL, "the URL scheme must be ws or wss (got \(scheme ?? "none"))")
+            }
+            guard let host = components.host, !host.isEmpty else {
+                throw SettingsError(.invalidURL, "the URL has no host")
+            }
+            if components.user != nil || components.password != nil || components.query != nil {
+                throw SettingsError(.invalidURL, "credentials and query strings do not belong in the URL (it ends up in logs); use token(_:)")
+            }
+            if let port = components.port, !(1...65535).contains(port) {
+                throw SettingsError(.invalidURL, "port \(port) is out of range")
+            }
+            if scheme == "ws", !allowInsecure, !isLoopback(host) {
+                throw SettingsError(.insecureTransport, "ws:// to \(host) is not encrypted; use wss:// or allowInsecureTransport(true)")
+            }
+            return url
+        }
+
+        static func isLoopback(_ host: String) -> Bool {
+            let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        }
+
+        private static func redactedURL(_ text: String) -> String {
+            // Never echo what might be a credential: keep only up to the host.
+            String(text.prefix(while: { $0 != "@" && $0 != "?" }).prefix(80))
+        }
+    }
+}

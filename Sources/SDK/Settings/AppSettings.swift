@@ -1,0 +1,85 @@
+public import ConnectionPolicy
+public import Foundation
+
+/// Supplies the token for each connection attempt, so an expired token is refreshed, never
+/// reused. Return `nil` for a server that needs no credentials.
+public typealias TokenProvider = @Sendable () async throws -> Secret?
+
+/// How a session is configured, once, at init. Build one with ``AppSettings/Builder``:
+///
+/// ```swift
+/// let settings = try AppSettings.Builder()
+///     .serverURL("wss://realtime.example.com/")
+///     .token { try await auth.currentToken() }
+///     .autoEstablishSocketConnection(false)     // Manual mode
+///     .backgroundTimeout(.seconds(30))
+///     .build()
+/// ```
+public struct AppSettings: Sendable, CustomStringConvertible {
+    /// Which connection policy the session runs.
+    public enum Mode: Hashable, Sendable, CustomStringConvertible {
+        /// Connected in the foreground, disconnected in the background (the default).
+        case auto
+        /// Connected between `connect()` and `disconnect()`, with a background watchdog.
+        case manual
+        /// A policy the app supplied, by its name.
+        case custom(String)
+
+        public var description: String {
+            switch self {
+            case .auto: "auto"
+            case .manual: "manual"
+            case .custom(let name): "custom(\(name))"
+            }
+        }
+    }
+
+    /// The WebSocket endpoint.
+    public let serverURL: URL
+    /// The connection policy.
+    public let mode: Mode
+    /// Manual mode: how long the connection stays open in the background without a `ping()`.
+    public let backgroundTimeout: Duration
+    /// Auto mode: how long an open connection may stay open in the background.
+    public let backgroundGrace: Duration
+    /// The backoff between failed reconnect attempts.
+    public let reconnectBackoff: Backoff
+    /// How long a connection must stay open before its loss is retried at once.
+    public let stableConnectionAfter: Duration
+    /// How long opening and authenticating a connection may take.
+    public let connectTimeout: Duration
+    /// How long a request (publish, subscribe, ping) may wait for its reply.
+    public let requestTimeout: Duration
+    /// Indicates that `ws://` to a host other than loopback is allowed.
+    public let allowsInsecureTransport: Bool
+    /// Where backoff jitter comes from.
+    public let jitter: JitterSource
+    /// The codec for the wire protocol.
+    public let codec: any WireCodec
+    let tokenProvider: TokenProvider?
+    let customPolicy: (any SessionPolicy)?
+
+    /// A fresh policy value for a session, as the settings describe.
+    public func makePolicy() -> any SessionPolicy {
+        switch mode {
+        case .auto:
+            AutoPolicy(.init(backgroundGrace: backgroundGrace, backoff: reconnectBackoff, stableAfter: stableConnectionAfter), jitter: jitter)
+        case .manual:
+            ManualPolicy(.init(backgroundTimeout: backgroundTimeout, backoff: reconnectBackoff, stableAfter: stableConnectionAfter), jitter: jitter)
+        case .custom:
+            customPolicy!
+        }
+    }
+
+    /// The token for a new connection attempt.
+    func token() async throws -> Secret? {
+        try await tokenProvider?()
+    }
+
+    public var description: String {
+        // Deliberately lists no credential.
+        "AppSettings(url: \(serverURL.absoluteString), mode: \(mode), backgroundTimeout: \(backgroundTimeout), "
+            + "backgroundGrace: \(backgroundGrace), \(reconnectBackoff), connectTimeout: \(connectTimeout), "
+            + "requestTimeout: \(requestTimeout), credentials: \(tokenProvider == nil ? "none" : "<redacted>"))"
+    }
+}

@@ -1,0 +1,76 @@
+public import Foundation
+
+/// One WebSocket message.
+public enum TransportFrame: Hashable, Sendable {
+    case text(String)
+    case binary([UInt8])
+}
+
+/// What a connection reports, in order. After `closed` nothing more comes and the stream ends.
+public enum TransportEvent: Hashable, Sendable {
+    /// A message arrived.
+    case frame(TransportFrame)
+    /// The connection ended: a close frame with its code and reason, or `nil` when it ended
+    /// without one (reset, end of stream, a transport error described by `reason`).
+    case closed(code: CloseCode?, reason: String)
+}
+
+/// Opens WebSocket connections. The session holds at most one connection at a time and closes
+/// every connection it opened; a transport may refuse a second concurrent one.
+public protocol Transport: Sendable {
+    /// Opens a connection to `url` with extra upgrade headers. Throws a ``TransportError`` when
+    /// it cannot; honours task cancellation.
+    func open(url: URL, headers: [String: String]) async throws -> any TransportConnection
+}
+
+/// One open WebSocket connection.
+///
+/// `events` has one reader (the session). It ends after `.closed`; `close(code:reason:)` ends it
+/// too, so the reader never waits on a connection that was closed.
+public protocol TransportConnection: Sendable {
+    /// What arrives, in order.
+    var events: AsyncStream<TransportEvent> { get }
+    /// Sends one frame. Throws ``TransportError`` once the connection is closed.
+    func send(_ frame: TransportFrame) async throws
+    /// Sends a close frame and releases the connection. Safe to call more than once.
+    func close(code: CloseCode, reason: String) async
+}
+
+/// Why a transport could not open or use a connection.
+public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of failure. New codes may be added; `switch` with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Wrapped: String, Hashable, Sendable {
+            case unavailable, invalidURL, connectionFailed, handshakeFailed, notConnected, alreadyConnected, frameTooLarge
+        }
+
+        let wrapped: Wrapped
+
+        /// This transport cannot work here (for instance `URLSessionWebSocketTask` on Linux).
+        public static let unavailable = Code(wrapped: .unavailable)
+        /// The URL is not one the transport can open.
+        public static let invalidURL = Code(wrapped: .invalidURL)
+        /// The connection could not be made (refused, unreachable, reset, timed out).
+        public static let connectionFailed = Code(wrapped: .connectionFailed)
+        /// The server did not accept the WebSocket upgrade.
+        public static let handshakeFailed = Code(wrapped: .handshakeFailed)
+        /// The connection is closed.
+        public static let notConnected = Code(wrapped: .notConnected)
+        /// A second connection was asked for while one is open (a bug the test transport catches).
+        public static let alreadyConnected = Code(wrapped: .alreadyConnected)
+        /// A frame was larger than the transport accepts.
+        public static let frameTooLarge = Code(wrapped: .frameTooLarge)
+
+        public var description: String { wrapped.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,58 @@
+public import ConnectionPolicy
+import Foundation
+
+/// A WebSocket close code, and what it means for retrying (see `docs/PROTOCOL.md`).
+public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt16
+
+    public init(_ rawValue: UInt16) { self.rawValue = rawValue }
+
+    /// 1000: the connection did what it was for.
+    public static let normal = CloseCode(1000)
+    /// 1001: the server is going down, or the client is leaving.
+    public static let goingAway = CloseCode(1001)
+    /// 1002: a WebSocket protocol error.
+    public static let protocolError = CloseCode(1002)
+    /// 1006: the connection ended without a close frame (never sent on the wire).
+    public static let abnormal = CloseCode(1006)
+    /// 1009: a frame was larger than the receiver accepts.
+    public static let messageTooBig = CloseCode(1009)
+    /// 1011: the server hit an unexpected condition.
+    public static let internalError = CloseCode(1011)
+    /// 4000: a passing failure; retry with backoff.
+    public static let transient = CloseCode(4000)
+    /// 4001: the credentials were rejected; do not retry until there are new ones.
+    public static let unauthorized = CloseCode(4001)
+    /// 4003: the client may not use this server; do not retry.
+    public static let forbidden = CloseCode(4003)
+    /// 4400: the client broke the protocol (a bug: retrying would only repeat it).
+    public static let badRequest = CloseCode(4400)
+    /// 4429: try again later; the close reason holds the delay as `retry-after-ms=N`.
+    public static let retryAfter = CloseCode(4429)
+
+    public var description: String { String(rawValue) }
+
+    /// What a close with this code and reason says about retrying.
+    public func disposition(reason: String) -> RetryDisposition {
+        switch self {
+        case .unauthorized, .forbidden, .badRequest: return .doNotRetry
+        case .retryAfter:
+            guard let milliseconds = Self.retryAfterMilliseconds(in: reason) else { return .retry }
+            return .retryAfter(.milliseconds(milliseconds))
+        default: return .retry
+        }
+    }
+
+    /// The close reason a server sends with ``retryAfter``.
+    public static func retryAfterReason(_ delay: Duration) -> String {
+        let (seconds, attoseconds) = delay.components
+        return "retry-after-ms=\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
+    }
+
+    static func retryAfterMilliseconds(in reason: String) -> Int64? {
+        guard let range = reason.range(of: "retry-after-ms=") else { return nil }
+        let digits = reason[range.upperBound...].prefix { $0.isNumber }
+        guard let value = Int64(digits), value >= 0, value <= 86_400_000 else { return nil }
+        return value
+    }
+}

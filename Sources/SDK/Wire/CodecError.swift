@@ -1,0 +1,35 @@
+/// A frame the codec would not accept. The session reports it and keeps working (or, for a
+/// server that keeps sending garbage, closes cleanly).
+public struct CodecError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The kind of problem. New codes may be added; `switch` with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        enum Wrapped: String, Hashable, Sendable {
+            case oversize, malformed, unknownType, missingField, unsupportedFrame
+        }
+
+        let wrapped: Wrapped
+
+        /// The frame is larger than the codec's limit.
+        public static let oversize = Code(wrapped: .oversize)
+        /// The frame is not valid JSON, or not a JSON object.
+        public static let malformed = Code(wrapped: .malformed)
+        /// The frame's `type` is not one this side knows.
+        public static let unknownType = Code(wrapped: .unknownType)
+        /// A field the type requires is missing or has the wrong type.
+        public static let missingField = Code(wrapped: .missingField)
+        /// The frame is binary; the protocol uses text frames.
+        public static let unsupportedFrame = Code(wrapped: .unsupportedFrame)
+
+        public var description: String { wrapped.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,72 @@
+/// What the server sends to a client (see `docs/PROTOCOL.md`).
+public enum ServerMessage: Hashable, Sendable, CustomStringConvertible {
+    /// A request succeeded.
+    case ack(Ack)
+    /// A message on a channel the client subscribed to.
+    case message(ChannelMessage)
+    /// A request failed; `id` is `nil` when the error answers no particular request.
+    case error(ServerError)
+    /// The answer to a ping.
+    case pong(id: RequestID)
+
+    public var description: String {
+        switch self {
+        case .ack(let ack): "ack #\(ack.id)"
+        case .message(let message): "message \(message.channel)#\(message.sequence)"
+        case .error(let error): "error \(error)"
+        case .pong(let id): "pong #\(id)"
+        }
+    }
+}
+
+/// A successful reply.
+public struct Ack: Hashable, Sendable {
+    /// The request it answers.
+    public var id: RequestID
+    /// For `publish`: the message's sequence number. For `subscribe`: the channel's latest
+    /// sequence number when the subscription began.
+    public var sequence: UInt64?
+    /// For `subscribe` with `since`: the server no longer had every message after `since`.
+    public var gap: Bool
+
+    public init(id: RequestID, sequence: UInt64? = nil, gap: Bool = false) {
+        self.id = id
+        self.sequence = sequence
+        self.gap = gap
+    }
+}
+
+/// A message on a channel, numbered by the server: sequence numbers per channel start at 1 and
+/// increase by one.
+public struct ChannelMessage: Hashable, Sendable {
+    public var channel: String
+    public var sequence: UInt64
+    public var data: JSONValue
+
+    public init(channel: String, sequence: UInt64, data: JSONValue) {
+        self.channel = channel
+        self.sequence = sequence
+        self.data = data
+    }
+}
+
+/// An error reply from the server.
+public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The request it answers, if any.
+    public var id: RequestID?
+    /// A machine-readable code (`unauthorized`, `bad_request`, `unknown_channel`, …).
+    public var code: String
+    /// What went wrong, for people.
+    public var message: String
+
+    public init(id: RequestID?, code: String, message: String) {
+        self.id = id
+        self.code = code
+        self.message = message
+    }
+
+    /// The code the server uses for rejected credentials.
+    public static let unauthorizedCode = "unauthorized"
+
+    public var description: String { "\(code): \(message)" + (id.map { " (request #\($0))" } ?? "") }
+}

@@ -1,0 +1,31 @@
+public import SDK
+
+/// Drives a session's lifecycle in a test: each call returns once the session has handled the
+/// change, so the next line can assert on it.
+///
+/// ```swift
+/// await lifecycle.background()
+/// #expect(session.status == .disconnected(.appBackgrounded))
+/// ```
+public final class LifecycleDriver: LifecycleSource {
+    private let source: ManualLifecycleSource
+
+    public init(initialState: AppLifecycleState = .active) {
+        source = ManualLifecycleSource(initialState: initialState)
+    }
+
+    public var state: AppLifecycleState { source.state }
+
+    /// The app went to the background.
+    public func background() async { await source.send(.background) }
+    /// The app came to the foreground and is active.
+    public func foreground() async { await source.send(.active) }
+    /// The app is on screen but not receiving events.
+    public func inactive() async { await source.send(.inactive) }
+    /// Any state.
+    public func send(_ state: AppLifecycleState) async { await source.send(state) }
+
+    public func deliverChanges(to handler: @escaping @Sendable (AppLifecycleState) async -> Void) async {
+        await source.deliverChanges(to: handler)
+    }
+}

@@ -1,0 +1,178 @@
+public import SDK
+
+/// An in-memory realtime server that speaks the protocol (``ServerCore``), for host apps' tests.
+/// Connect sessions to it with ``transport()``. It answers at once, in order, with no clock;
+/// faults are switches a test flips: refuse connections, reject credentials, freeze, drop
+/// every connection.
+public final class TestServer: Sendable {
+    struct State {
+        var core: ServerCore
+        var connections: [ServerCore.ConnectionID: AsyncStream<TransportEvent>.Continuation] = [:]
+        var nextID: ServerCore.ConnectionID = 0
+        var received: [ClientMessage] = []
+        var acceptedTotal = 0
+        var isRefusing = false
+        var isFrozen = false
+        var connectionWaiters: [(count: Int, signal: OneShot)] = []
+        var messageWaiters: [(count: Int, signal: OneShot)] = []
+    }
+
+    let state: Locked<State>
+
+    /// - Parameter tokens: accepted tokens; `nil` accepts any.
+    public init(tokens: Set<String>? = nil, retention: Int = 1000) {
+        state = Locked(State(core: ServerCore(.init(tokens: tokens, retention: retention))))
+    }
+
+    /// A transport whose connections reach this server. It refuses a second concurrent socket.
+    public func transport() -> InMemoryTransport {
+        InMemoryTransport(server: self)
+    }
+
+    // MARK: What a test sees
+
+    /// Every message clients sent, in order (tokens stay redacted in descriptions).
+    public var receivedMessages: [ClientMessage] { state.withLock { $0.received } }
+
+    /// Connections open now.
+    public var openConnectionCount: Int { state.withLock { $0.connections.count } }
+
+    /// Connections accepted since the server started.
+    public var acceptedConnectionCount: Int { state.withLock { $0.acceptedTotal } }
+
+    /// The latest sequence number of `channel`.
+    public func latestSequence(of channel: String) -> UInt64 { state.withLock { $0.core.latestSequence(of: channel) } }
+
+    /// The number of connections subscribed to `channel`.
+    public func subscriberCount(of channel: String) -> Int { state.withLock { $0.core.subscriberCount(of: channel) } }
+
+    /// Returns once exactly `count` connections are open (at once if they are already).
+    public func waitForOpenConnections(_ count: Int) async {
+        let signal: OneShot? = state.withLock { state in
+            guard state.connections.count != count else { return nil }
+            let signal = OneShot()
+            state.connectionWaiters.append((count, signal))
+            return signal
+        }
+        await signal?.wait()
+    }
+
+    /// Returns once clients have sent at least `count` messages in all.
+    public func waitForReceivedMessages(_ count: Int) async {
+        let signal: OneShot? = state.withLock { state in
+            guard state.received.count < count else { return nil }
+            let signal = OneShot()
+            state.messageWaiters.append((count, signal))
+            return signal
+        }
+        await signal?.wait()
+    }
+
+    // MARK: What a test does
+
+    /// Publishes on `channel` from the server side; returns the sequence number.
+    @discardableResult
+    public func publish(_ data: JSONValue, to channel: String) -> UInt64 {
+        let (sequence, outputs) = state.withLock { $0.core.publish(data, to: channel) }
+        perform(outputs)
+        return sequence
+    }
+
+    /// Refuses new connections while set.
+    public func setRefusingConnections(_ refusing: Bool) { state.withLock { $0.isRefusing = refusing } }
+
+    /// Rejects every credential while set (close code 4001).
+    public func setRejectingCredentials(_ rejecting: Bool) { state.withLock { $0.core.rejectsAllCredentials = rejecting } }
+
+    /// While set, frames are accepted and never answered (a half-open connection).
+    public func setFrozen(_ frozen: Bool) { state.withLock { $0.isFrozen = frozen } }
+
+    /// Sends a raw frame to every open connection (for instance, garbage a hostile server sends).
+    public func sendToAll(_ frame: TransportFrame) {
+        let continuations = state.withLock { Array($0.connections.values) }
+        for continuation in continuations { continuation.yield(.frame(frame)) }
+    }
+
+    /// Closes every connection with `code` (without a close frame when `code` is `nil`).
+    public func dropAllConnections(code: CloseCode? = .goingAway, reason: String = "dropped by test") {
+        let dropped = state.withLock { state in
+            defer { state.connections = [:] }
+            for id in state.connections.keys { state.core.connectionClosed(id) }
+            return Array(state.connections.values)
+        }
+        for continuation in dropped {
+            continuation.yield(.closed(code: code, reason: reason))
+            continuation.finish()
+        }
+        notifyConnectionWaiters()
+    }
+
+    // MARK: Connections
+
+    func accept(_ continuation: AsyncStream<TransportEvent>.Continuation) throws -> ServerCore.ConnectionID {
+        let id: ServerCore.ConnectionID? = state.withLock { state in
+            guard !state.isRefusing else { return nil }
+            state.nextID += 1
+            state.acceptedTotal += 1
+            state.connections[state.nextID] = continuation
+            state.core.connectionOpened(state.nextID)
+            return state.nextID
+        }
+        guard let id else { throw TransportError(.connectionFailed, "connection refused by the test server") }
+        notifyConnectionWaiters()
+        return id
+    }
+
+    func received(_ frame: TransportFrame, from id: ServerCore.ConnectionID) {
+        let (outputs, ready): ([ServerCore.Output], [OneShot]) = state.withLock { state in
+            guard state.connections[id] != nil else { return ([], []) }
+            if let message = try? state.core.configuration.codec.decodeClientMessage(frame) { state.received.append(message) }
+            let count = state.received.count
+            let ready = state.messageWaiters.filter { $0.count <= count }.map(\.signal)
+            state.messageWaiters.removeAll { $0.count <= count }
+            guard !state.isFrozen else { return ([], ready) }
+            return (state.core.received(frame, from: id), ready)
+        }
+        perform(outputs)
+        for signal in ready { signal.fire() }
+    }
+
+    func clientClosed(_ id: ServerCore.ConnectionID) {
+        let continuation = state.withLock { state in
+            state.core.connectionClosed(id)
+            return state.connections.removeValue(forKey: id)
+        }
+        continuation?.finish()
+        notifyConnectionWaiters()
+    }
+
+    private func perform(_ outputs: [ServerCore.Output]) {
+        var closed = false
+        for output in outputs {
+            switch output {
+            case .send(let id, let frame):
+                let continuation = state.withLock { $0.connections[id] }
+                continuation?.yield(.frame(frame))
+            case .close(let id, let code, let reason):
+                let continuation = state.withLock { state in
+                    state.core.connectionClosed(id)
+                    return state.connections.removeValue(forKey: id)
+                }
+                continuation?.yield(.closed(code: code, reason: reason))
+                continuation?.finish()
+                closed = true
+            }
+        }
+        if closed { notifyConnectionWaiters() }
+    }
+
+    private func notifyConnectionWaiters() {
+        let ready: [OneShot] = state.withLock { state in
+            let count = state.connections.count
+            let ready = state.connectionWaiters.filter { $0.count == count }.map(\.signal)
+            state.connectionWaiters.removeAll { $0.count == count }
+            return ready
+        }
+        for signal in ready { signal.fire() }
+    }
+}
