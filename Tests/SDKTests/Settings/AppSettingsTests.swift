@@ -1,0 +1,78 @@
+import SDK
+import Testing
+
+@Suite("AppSettings.Builder")
+struct AppSettingsTests {
+    let base = AppSettings.Builder().serverURL("wss://realtime.example.com/")
+
+    @Test("defaults: Auto mode, 30 s background timeout, no grace")
+    func defaults() throws {
+        let settings = try base.build()
+        #expect(settings.mode == .auto)
+        #expect(settings.backgroundTimeout == .seconds(30))
+        #expect(settings.backgroundGrace == .zero)
+        #expect(settings.makePolicy().name == "auto")
+    }
+
+    @Test("autoEstablishSocketConnection(false) selects Manual mode")
+    func manual() throws {
+        let settings = try base.autoEstablishSocketConnection(false).backgroundTimeout(.seconds(12)).build()
+        #expect(settings.mode == .manual)
+        let policy = settings.makePolicy() as? ManualPolicy
+        #expect(policy?.configuration.backgroundTimeout == .seconds(12))
+    }
+
+    @Test("a custom policy is the escape hatch")
+    func custom() throws {
+        let settings = try base.policy(ManualPolicy(.init(backgroundTimeout: .seconds(5)))).build()
+        #expect(settings.mode == .custom("manual"))
+        #expect((settings.makePolicy() as? ManualPolicy)?.configuration.backgroundTimeout == .seconds(5))
+    }
+
+    @Test(
+        "bad values are typed errors",
+        arguments: [
+            (AppSettings.Builder(), SettingsError.Code.missingURL),
+            (AppSettings.Builder().serverURL("not a url at all"), .invalidURL),
+            (AppSettings.Builder().serverURL("https://example.com/"), .invalidURL),
+            (AppSettings.Builder().serverURL("wss:///nohost"), .invalidURL),
+            (AppSettings.Builder().serverURL("wss://example.com/?token=abc"), .invalidURL),
+            (AppSettings.Builder().serverURL("wss://user:pw@example.com/"), .invalidURL),
+            (AppSettings.Builder().serverURL("ws://example.com/"), .insecureTransport),
+            (AppSettings.Builder().serverURL("wss://example.com/").backgroundTimeout(.zero), .invalidDuration),
+            (AppSettings.Builder().serverURL("wss://example.com/").backgroundTimeout(.seconds(-1)), .invalidDuration),
+            (AppSettings.Builder().serverURL("wss://example.com/").backgroundGrace(.seconds(-1)), .invalidDuration),
+            (AppSettings.Builder().serverURL("wss://example.com/").connectTimeout(.zero), .invalidDuration),
+            (AppSettings.Builder().serverURL("wss://example.com/").requestTimeout(.seconds(100_000)), .invalidDuration),
+            (AppSettings.Builder().serverURL("wss://example.com/").reconnectBackoff(Backoff(jitter: 2)), .invalidBackoff),
+        ]
+    )
+    func invalid(builder: AppSettings.Builder, code: SettingsError.Code) {
+        #expect(throws: SettingsError.self) { try builder.build() }
+        do {
+            _ = try builder.build()
+        } catch {
+            #expect(error.code == code, "\(error)")
+        }
+    }
+
+    @Test("ws:// is allowed for loopback, or when insecure transport is allowed explicitly", arguments: ["ws://127.0.0.1:8080/", "ws://localhost/", "ws://[::1]:9/"])
+    func loopbackIsFine(url: String) throws {
+        _ = try AppSettings.Builder().serverURL(url).build()
+    }
+
+    @Test("allowInsecureTransport(true) permits ws:// to other hosts")
+    func insecureAllowed() throws {
+        _ = try AppSettings.Builder().serverURL("ws://example.com/").allowInsecureTransport(true).build()
+    }
+
+    @Test("an error about a URL with credentials does not repeat them")
+    func errorDoesNotLeak() {
+        do {
+            _ = try AppSettings.Builder().serverURL("wss://example.com/?token=hunter2").build()
+            Issue.record("expected an error")
+        } catch {
+            #expect(!error.description.contains("hunter2"))
+        }
+    }
+}
