@@ -22,13 +22,42 @@ let package = Package(
         .library(name: "SDK", targets: ["SDK"]),
         .library(name: "SDKTesting", targets: ["SDKTesting"]),
     ],
+    dependencies: [
+        // Only for targets that are not library products (see the note at the top).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
     targets: [
         .target(name: "ConnectionPolicy", swiftSettings: strictSettings),
         .target(name: "SDK", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),
         .target(name: "SDKTesting", dependencies: ["SDK", "ConnectionPolicy"], swiftSettings: strictSettings),
 
+
+        // Not library products: examples, the reference server, the NIO transport.
+        .target(
+            name: "NIOTransport",
+            dependencies: ["SDK", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")],
+            path: "Examples/NIOTransport",
+            swiftSettings: strictSettings
+        ),
+
+        .target(
+            name: "ReferenceServer",
+            dependencies: ["SDK", "SDKTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")],
+            path: "Examples/ReferenceServer",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
+
         .testTarget(name: "ConnectionPolicyTests", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),
         .testTarget(name: "SDKTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "SDKTestingTests", dependencies: ["SDK", "SDKTesting"], swiftSettings: strictSettings),
     ]
 )

@@ -96,7 +96,12 @@ extension Session {
         guard var state = channels[channel] else { return true }
         state.subscribeRequest = nil
         state.isActive = true
-        if state.lastSequence == nil { state.lastSequence = ack.sequence }
+        if let latest = ack.sequence, state.lastSequence.map({ latest < $0 }) ?? true {
+            // A new subscription starts at the server's latest; and a server whose latest is
+            // below what we already saw has lost its history (a restart): start over from its
+            // numbering, or every new message would be dropped as a duplicate.
+            state.lastSequence = latest
+        }
         let waiters = state.waiters
         state.waiters = []
         channels[channel] = state

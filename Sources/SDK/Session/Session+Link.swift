@@ -120,8 +120,12 @@ extension Session {
     }
 
     private func lost(_ loss: ConnectionLoss) {
-        setStatus(.reconnecting(loss.reason))
-        apply(policy.connectionLost(loss))
+        let actions = policy.connectionLost(loss)
+        // `reconnecting` only when the policy will try again; a final loss goes straight to
+        // `disconnected` through its close action.
+        let isFinal = actions.contains { if case .closeConnection = $0 { true } else { false } }
+        if !isFinal { setStatus(.reconnecting(loss.reason)) }
+        apply(actions)
     }
 
     /// The server accepted the credentials.

@@ -1,0 +1,156 @@
+public import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+public import SDK
+import NIOWebSocket
+
+/// A WebSocket client transport on swift-nio, for Linux (where `URLSessionWebSocketTask` does
+/// not work) and for the examples and integration tests. Plain `ws://` only: `wss://` would need
+/// swift-nio-ssl, which this example leaves out.
+///
+/// Client frames are masked; fragmented messages are aggregated (up to `maxFrameBytes`); pings
+/// are answered and close frames replied to on the event loop by ``WebSocketBridgeHandler``, so
+/// the one reader of `events` only ever sees messages and the final close.
+public struct NIOWebSocketTransport: Transport {
+    /// The largest message accepted, after aggregating fragments.
+    public var maxFrameBytes: Int
+    /// How long the TCP connect may take.
+    public var connectTimeout: Duration
+    let group: any EventLoopGroup
+
+    public init(maxFrameBytes: Int = 1 << 20, connectTimeout: Duration = .seconds(10)) {
+        self.maxFrameBytes = maxFrameBytes
+        self.connectTimeout = connectTimeout
+        self.group = MultiThreadedEventLoopGroup.singleton
+    }
+
+    private enum Upgrade: Sendable {
+        case upgraded(any Channel)
+        case declined
+    }
+
+    public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else {
+            throw TransportError(.invalidURL, "not a WebSocket URL (scheme \(url.scheme ?? "none"))")
+        }
+        guard scheme == "ws" else {
+            throw TransportError(.unavailable, "this example transport speaks ws:// only (wss:// needs TLS)")
+        }
+        guard let host = url.host, !host.isEmpty else { throw TransportError(.invalidURL, "the URL has no host") }
+        let port = url.port ?? 80
+        let path = url.path.isEmpty ? "/" : url.path
+        let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
+        let closeSent = Locked(false)
+        let maxFrameBytes = self.maxFrameBytes
+        let timeout = TimeAmount.milliseconds(Int64(connectTimeout.components.seconds) * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)
+
+        let upgrade: Upgrade
+        do {
+            let negotiated: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: group)
+                .connectTimeout(timeout)
+                .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                .connect(host: host, port: port) { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
+                            maxFrameSize: maxFrameBytes,
+                            upgradePipelineHandler: { channel, _ in
+                                channel.eventLoop.makeCompletedFuture {
+                                    let sync = channel.pipeline.syncOperations
+                                    try sync.addHandler(
+                                        NIOWebSocketFrameAggregator(
+                                            minNonFinalFragmentSize: 0,
+                                            maxAccumulatedFrameCount: 1 << 16,
+                                            maxAccumulatedFrameSize: maxFrameBytes
+                                        )
+                                    )
+                                    try sync.addHandler(WebSocketBridgeHandler(events: continuation, closeSent: closeSent, masked: true))
+                                    return Upgrade.upgraded(channel)
+                                }
+                            }
+                        )
+                        var requestHeaders = HTTPHeaders()
+                        requestHeaders.add(name: "Host", value: "\(host):\(port)")
+                        requestHeaders.add(name: "Content-Length", value: "0")
+                        for (name, value) in headers { requestHeaders.add(name: name, value: value) }
+                        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: requestHeaders)
+                        let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
+                            upgradeRequestHead: head,
+                            upgraders: [upgrader],
+                            notUpgradingCompletionHandler: { channel in
+                                channel.close(promise: nil)
+                                return channel.eventLoop.makeSucceededFuture(Upgrade.declined)
+                            }
+                        )
+                        return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
+                            configuration: .init(upgradeConfiguration: configuration)
+                        )
+                    }
+                }
+            upgrade = try await negotiated.get()
+        } catch let error as TransportError {
+            continuation.finish()
+            throw error
+        } catch {
+            continuation.finish()
+            throw TransportError(.connectionFailed, "could not open ws://\(host):\(port)\(path): \(error)")
+        }
+        guard case .upgraded(let channel) = upgrade else {
+            continuation.finish()
+            throw TransportError(.handshakeFailed, "the server at \(host):\(port) did not upgrade to WebSocket")
+        }
+        return NIOWebSocketConnection(channel: channel, events: events, closeSent: closeSent, masked: true)
+    }
+}
+
+/// One open WebSocket, client or server side.
+public final class NIOWebSocketConnection: TransportConnection {
+    let channel: any Channel
+    public let events: AsyncStream<TransportEvent>
+    private let closeSent: Locked<Bool>
+    private let masked: Bool
+
+    init(channel: any Channel, events: AsyncStream<TransportEvent>, closeSent: Locked<Bool>, masked: Bool) {
+        self.channel = channel
+        self.events = events
+        self.closeSent = closeSent
+        self.masked = masked
+    }
+
+    public func send(_ frame: TransportFrame) async throws {
+        guard !closeSent.withLock({ $0 }), channel.isActive else { throw TransportError(.notConnected, "the WebSocket is closed") }
+        let wsFrame: WebSocketFrame
+        switch frame {
+        case .text(let text):
+            wsFrame = WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: ByteBuffer(string: text))
+        case .binary(let bytes):
+            wsFrame = WebSocketFrame(fin: true, opcode: .binary, maskKey: masked ? .random() : nil, data: ByteBuffer(bytes: bytes))
+        }
+        do {
+            try await channel.writeAndFlush(wsFrame).get()
+        } catch {
+            throw TransportError(.notConnected, "send failed: \(error)")
+        }
+    }
+
+    /// Sends a close frame, waits up to a second for the peer to close, then closes the socket.
+    public func close(code: CloseCode, reason: String) async {
+        let first = closeSent.withLock { sent in
+            defer { sent = true }
+            return !sent
+        }
+        if first, channel.isActive {
+            var data = ByteBuffer()
+            data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code.rawValue)))
+            data.writeString(String(reason.utf8.prefix(120)) ?? "")
+            let frame = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: masked ? .random() : nil, data: data)
+            try? await channel.writeAndFlush(frame).get()
+            let channel = self.channel
+            let deadline = channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+            try? await channel.closeFuture.get()
+            deadline.cancel()
+        } else {
+            try? await channel.close()
+        }
+    }
+}

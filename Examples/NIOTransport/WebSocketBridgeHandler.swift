@@ -1,0 +1,84 @@
+import NIOCore
+import SDK
+import NIOWebSocket
+
+/// Turns WebSocket frames into ``TransportEvent``s on an `AsyncStream`, on the event loop: it
+/// answers pings, replies to a close frame the peer started, and reports the end exactly once
+/// (a close frame's code and reason, or the socket ending without one).
+final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+
+    private let events: AsyncStream<TransportEvent>.Continuation
+    private let closeSent: Locked<Bool>
+    private let masked: Bool
+    private var isFinished = false
+
+    init(events: AsyncStream<TransportEvent>.Continuation, closeSent: Locked<Bool>, masked: Bool) {
+        self.events = events
+        self.closeSent = closeSent
+        self.masked = masked
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = Self.unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            events.yield(.frame(.text(String(buffer: frame.unmaskedData))))
+        case .binary:
+            events.yield(.frame(.binary(Array(buffer: frame.unmaskedData))))
+        case .ping:
+            let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: masked ? .random() : nil, data: frame.unmaskedData)
+            context.writeAndFlush(Self.wrapOutboundOut(pong), promise: nil)
+        case .pong:
+            break
+        case .connectionClose:
+            var data = frame.unmaskedData
+            let code = data.readWebSocketErrorCode()
+            let reason = data.readString(length: data.readableBytes) ?? ""
+            // Report first: the reply's write may complete at once and close the channel, and
+            // the close frame's code must win over "connection closed".
+            finish(.closed(code: code.map { CloseCode(UInt16(truncatingIfNeeded: Self.number(of: $0))) }, reason: reason))
+            let weStarted = closeSent.withLock { sent in
+                defer { sent = true }
+                return sent
+            }
+            if !weStarted {
+                // Echo the code, then let the socket go.
+                var reply = ByteBuffer()
+                if let code { reply.write(webSocketErrorCode: code) }
+                let frame = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: masked ? .random() : nil, data: reply)
+                let channel = context.channel
+                context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
+            } else {
+                context.close(promise: nil)
+            }
+        default:
+            finish(.closed(code: .protocolError, reason: "unexpected frame opcode \(frame.opcode)"))
+            context.close(promise: nil)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        finish(.closed(code: nil, reason: "connection closed"))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        finish(.closed(code: nil, reason: "connection error: \(error)"))
+        context.close(promise: nil)
+    }
+
+    private func finish(_ event: TransportEvent) {
+        guard !isFinished else { return }
+        isFinished = true
+        events.yield(event)
+        events.finish()
+    }
+
+    static func number(of code: WebSocketErrorCode) -> Int {
+        var buffer = ByteBuffer()
+        buffer.write(webSocketErrorCode: code)
+        return Int(buffer.readInteger(as: UInt16.self) ?? 1005)
+    }
+}

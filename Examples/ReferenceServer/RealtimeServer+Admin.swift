@@ -1,0 +1,78 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SDK
+
+extension RealtimeServer {
+    /// Plain HTTP on the same port: the admin endpoint, for changing faults from another
+    /// process (`curl http://127.0.0.1:8080/admin/freeze?on=1`). It has no authentication:
+    /// keep the server on loopback (the default host).
+    func serveHTTP(_ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+        try? await channel.executeThenClose { inbound, outbound in
+            var uri = ""
+            for try await part in inbound {
+                switch part {
+                case .head(let head):
+                    uri = head.uri
+                case .body:
+                    break
+                case .end:
+                    let (status, body) = admin(uri)
+                    var headers = HTTPHeaders()
+                    headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
+                    headers.add(name: "Content-Length", value: String(body.utf8.count))
+                    headers.add(name: "Connection", value: "close")
+                    try await outbound.write(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers)))
+                    try await outbound.write(.body(.byteBuffer(ByteBuffer(string: body))))
+                    try await outbound.write(.end(nil))
+                    return
+                }
+            }
+        }
+    }
+
+    /// Carries out one admin request; returns the status and a one-line answer.
+    func admin(_ uri: String) -> (HTTPResponseStatus, String) {
+        guard let components = URLComponents(string: uri) else { return (.badRequest, "bad request\n") }
+        var query: [String: String] = [:]
+        for item in components.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        let on = query["on"].map { $0 == "1" || $0 == "true" } ?? true
+        switch components.path {
+        case "/":
+            return (.upgradeRequired, "this is a WebSocket endpoint; see docs/PROTOCOL.md\n")
+        case "/admin/status":
+            return (.ok, "connections=\(openConnectionCount) accepted=\(acceptedConnectionCount) \(faults)\n")
+        case "/admin/drop":
+            dropAllConnections()
+            return (.ok, "dropped\n")
+        case "/admin/close":
+            guard let code = query["code"].flatMap(UInt16.init) else { return (.badRequest, "close needs code=N\n") }
+            closeAllConnections(code: CloseCode(code), reason: query["reason"] ?? "")
+            return (.ok, "closed with \(code)\n")
+        case "/admin/refuse":
+            updateFaults { $0.refuseConnections = on }
+            return (.ok, "refuse=\(on)\n")
+        case "/admin/freeze":
+            updateFaults { $0.freeze = on }
+            return (.ok, "freeze=\(on)\n")
+        case "/admin/reject":
+            updateFaults { $0.rejectCredentials = on }
+            return (.ok, "rejectCredentials=\(on)\n")
+        case "/admin/delay":
+            guard let milliseconds = query["ms"].flatMap(Int64.init), milliseconds >= 0, milliseconds <= 600_000 else {
+                return (.badRequest, "delay needs ms=0...600000\n")
+            }
+            updateFaults { $0.frameDelay = .milliseconds(milliseconds) }
+            return (.ok, "delay=\(milliseconds)ms\n")
+        case "/admin/reset":
+            setFaults(ServerFaults())
+            return (.ok, "faults cleared\n")
+        case "/admin/publish":
+            guard let channel = query["channel"], !channel.isEmpty else { return (.badRequest, "publish needs channel=NAME\n") }
+            let sequence = publish(.string(query["text"] ?? ""), to: channel)
+            return (.ok, "published \(channel)#\(sequence)\n")
+        default:
+            return (.notFound, "unknown path; try /admin/status\n")
+        }
+    }
+}

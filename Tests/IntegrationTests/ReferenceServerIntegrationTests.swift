@@ -1,0 +1,171 @@
+import NIOTransport
+import ReferenceServer
+import SDK
+import SDKTesting
+import Testing
+
+@Suite("Sessions against the reference server over loopback", .timeLimit(.minutes(1)), .serialized)
+struct ReferenceServerIntegrationTests {
+    // Seed 004, Auto mode, end to end with real sockets.
+    @Test("Auto: connected in the foreground, disconnected at once in the background, rejoined on return")
+    func autoTable() async throws {
+        try await withReferenceServer { server, port in
+            let lifecycle = LifecycleDriver()
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
+            try await withRunningSession(session) { status in
+                try await status.waitFor(.connected)
+                let room = try await session.subscribe(to: "room")
+                var messages = room.makeAsyncIterator()
+                server.publish("one", to: "room")
+                #expect(try await messages.next()?.data == "one")
+
+                await lifecycle.background()
+                #expect(session.status == .disconnected(.appBackgrounded))
+                await server.waitForOpenConnections(0)
+                server.publish("while away", to: "room")
+
+                await lifecycle.foreground()
+                try await status.waitFor(.connected)
+                #expect(try await messages.next()?.data == "while away")
+                #expect(try await session.publish("two", to: "room") == 3)
+                #expect(try await messages.next()?.data == "two")
+            }
+            await server.waitForOpenConnections(0)
+        }
+    }
+
+    // Seed 004, Manual mode, end to end (the watchdog shortened to 600 ms through the settings).
+    @Test("Manual: pings keep it alive in the background; without them the watchdog disconnects; foreground stays")
+    func manualTable() async throws {
+        try await withReferenceServer { server, port in
+            let lifecycle = LifecycleDriver()
+            let session = Session(settings: try integrationSettings(port: port, auto: false), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
+            try await withRunningSession(session) { status in
+                #expect(session.status == .disconnected(.notStarted))
+                try await session.connect()
+                try await status.waitFor(.connected)
+                await lifecycle.background()
+                let clock = ContinuousClock()
+                let start = clock.now
+                // Ping every 300 ms for 1.2 s: twice the watchdog, still connected.
+                for _ in 0..<4 {
+                    try await Task.sleep(for: .milliseconds(300))
+                    try await session.ping()
+                }
+                #expect(session.status == .connected)
+                try await status.waitFor(.disconnected(.watchdogExpired))
+                #expect(clock.now - start >= .milliseconds(1_800))
+                await lifecycle.foreground()
+                #expect(session.status == .disconnected(.watchdogExpired))
+                #expect(await session.armedTimers == [])
+                try await session.connect()
+                #expect(session.status == .connected)
+            }
+        }
+    }
+
+    @Test("server killed and restarted on the same port: the session reconnects and rejoins")
+    func serverRestart() async throws {
+        let first = RealtimeServer(RealtimeServer.Configuration(tokens: ["it-token"]))
+        let (ports, portSink) = AsyncStream<Int>.makeStream()
+        let firstRun = Task { try await first.run { portSink.yield($0) } }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+        let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            var messages = room.makeAsyncIterator()
+            first.publish("before", to: "room")
+            #expect(try await messages.next()?.data == "before")
+
+            firstRun.cancel()
+            _ = await firstRun.result
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+
+            try await withReferenceServer(RealtimeServer.Configuration(port: port, tokens: ["it-token"])) { second, _ in
+                try await status.waitFor(.connected)
+                // The new server's numbering starts again; the session follows it.
+                _ = try await session.publish("after", to: "room")
+                #expect(try await messages.next()?.data == "after")
+                #expect(second.acceptedConnectionCount == 1)
+            }
+        }
+    }
+
+    @Test("credentials rejected: a typed reason, no retry loop")
+    func credentialsRejected() async throws {
+        try await withReferenceServer { server, port in
+            let session = Session(settings: try integrationSettings(port: port, token: "wrong"), transport: NIOWebSocketTransport())
+            try await withRunningSession(session) { status in
+                let seen = try await status.waitFor { $0.reason?.code == .credentialsRejected }
+                #expect(seen.last.map { if case .disconnected = $0 { true } else { false } } == true)
+                #expect(await session.armedTimers == [], "nothing is scheduled: no retry will come")
+                #expect(server.acceptedConnectionCount == 1)
+            }
+        }
+    }
+
+    @Test("every frame delayed by 50 ms: still correct and in order")
+    func delayedFrames() async throws {
+        var configuration = RealtimeServer.Configuration(tokens: ["it-token"])
+        configuration.faults.frameDelay = .milliseconds(50)
+        try await withReferenceServer(configuration) { server, port in
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
+            try await withRunningSession(session) { status in
+                try await status.waitFor(.connected)
+                let room = try await session.subscribe(to: "room")
+                var messages = room.makeAsyncIterator()
+                for n in 1...20 { server.publish(.number(Double(n)), to: "room") }
+                for n in 1...20 { #expect(try await messages.next()?.sequence == UInt64(n)) }
+            }
+        }
+    }
+
+    @Test("a server that closes with 4429 retry-after is retried after the delay it gave")
+    func retryAfter() async throws {
+        try await withReferenceServer { server, port in
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
+            try await withRunningSession(session) { status in
+                try await status.waitFor(.connected)
+                server.closeAllConnections(code: .retryAfter, reason: CloseCode.retryAfterReason(.milliseconds(300)))
+                let start = ContinuousClock.now
+                try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+                #expect(await session.armedTimers == ["reconnect"])
+                try await status.waitFor(.connected)
+                #expect(ContinuousClock.now - start >= .milliseconds(250))
+            }
+        }
+    }
+
+    @Test("a frozen server: connecting times out and is retried, then recovers")
+    func frozenServer() async throws {
+        var configuration = RealtimeServer.Configuration(tokens: ["it-token"])
+        configuration.faults.freeze = true
+        try await withReferenceServer(configuration) { server, port in
+            let session = Session(settings: try integrationSettings(port: port) { $0.connectTimeout(.milliseconds(300)) }, transport: NIOWebSocketTransport())
+            try await withRunningSession(session) { status in
+                try await status.waitFor { $0.reason?.detail?.contains("connecting took longer") == true }
+                server.updateFaults { $0.freeze = false }
+                try await status.waitFor(.connected)
+            }
+        }
+    }
+
+    @Test("the admin endpoint changes faults from outside")
+    func admin() async throws {
+        try await withReferenceServer { server, port in
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
+            try await withRunningSession(session) { status in
+                try await status.waitFor(.connected)
+                let answer = try await httpGet(port: port, path: "/admin/refuse?on=1")
+                #expect(answer.contains("refuse=true"))
+                #expect(server.faults.refuseConnections)
+                _ = try await httpGet(port: port, path: "/admin/drop")
+                try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+                _ = try await httpGet(port: port, path: "/admin/refuse?on=0")
+                try await status.waitFor(.connected)
+            }
+        }
+    }
+}
