@@ -1,0 +1,146 @@
+public import Foundation
+
+/// The transport on `URLSessionWebSocketTask`, for Apple platforms.
+///
+/// On Linux it compiles, and `open` throws ``TransportError/Code/unavailable``: the system's
+/// libcurl, which swift-corelibs-foundation uses, has no ws/wss support. Use a swift-nio
+/// transport there (the package's `Examples/NIOTransport`).
+public struct URLSessionWebSocketTransport: Transport {
+    /// The largest message accepted.
+    public var maximumMessageSize: Int
+
+    public init(maximumMessageSize: Int = 1 << 20) {
+        self.maximumMessageSize = maximumMessageSize
+    }
+
+    public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        #if canImport(Darwin)
+        var request = URLRequest(url: url)
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let delegate = URLSessionWebSocketDelegate()
+        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        let task = session.webSocketTask(with: request)
+        task.maximumMessageSize = maximumMessageSize
+        task.resume()
+        do {
+            try await delegate.waitUntilOpen()
+        } catch {
+            task.cancel(with: .abnormalClosure, reason: nil)
+            session.invalidateAndCancel()
+            throw TransportError(.connectionFailed, "could not open the WebSocket: \(error.localizedDescription)")
+        }
+        return URLSessionWebSocketConnection(task: task, session: session, delegate: delegate)
+        #else
+        throw TransportError(
+            .unavailable,
+            "URLSessionWebSocketTask is not available in this Foundation (the system libcurl has no ws/wss support); use a swift-nio transport on Linux"
+        )
+        #endif
+    }
+}
+
+#if canImport(Darwin)
+/// Reports the open and the close of one task.
+final class URLSessionWebSocketDelegate: NSObject, URLSessionWebSocketDelegate, Sendable {
+    private enum Open {
+        case waiting(CheckedContinuation<Void, any Error>?)
+        case opened
+        case failed(any Error)
+    }
+
+    private let open = Locked<Open>(.waiting(nil))
+    /// How the connection ended, once it has; `ended` fires then.
+    let endEvent = Locked<TransportEvent?>(nil)
+    let ended = OneShot()
+
+    func waitUntilOpen() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let result: Result<Void, any Error>? = open.withLock { state in
+                switch state {
+                case .waiting: state = .waiting(continuation); return nil
+                case .opened: return .success(())
+                case .failed(let error): return .failure(error)
+                }
+            }
+            if let result { continuation.resume(with: result) }
+        }
+    }
+
+    private func settle(_ result: Result<Void, any Error>) {
+        let waiter: CheckedContinuation<Void, any Error>? = open.withLock { state in
+            guard case .waiting(let waiter) = state else { return nil }
+            switch result {
+            case .success: state = .opened
+            case .failure(let error): state = .failed(error)
+            }
+            return waiter
+        }
+        waiter?.resume(with: result)
+    }
+
+    func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?) {
+        settle(.success(()))
+    }
+
+    func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didCloseWith closeCode: URLSessionWebSocketTask.CloseCode, reason: Data?) {
+        let text = reason.flatMap { String(data: $0, encoding: .utf8) } ?? ""
+        end(.closed(code: CloseCode(UInt16(clamping: closeCode.rawValue)), reason: text))
+    }
+
+    private func end(_ event: TransportEvent) {
+        endEvent.withLock { if $0 == nil { $0 = event } }
+        ended.fire()
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        settle(.failure(error ?? TransportError(.connectionFailed, "the connection ended before it opened")))
+        end(.closed(code: nil, reason: error?.localizedDescription ?? "connection closed"))
+    }
+}
+
+/// One open `URLSessionWebSocketTask`. Its messages are read by `events`' own reader (the
+/// session), one `receive()` at a time.
+final class URLSessionWebSocketConnection: TransportConnection {
+    let events: AsyncStream<TransportEvent>
+    private let task: URLSessionWebSocketTask
+    private let session: URLSession
+
+    init(task: URLSessionWebSocketTask, session: URLSession, delegate: URLSessionWebSocketDelegate) {
+        self.task = task
+        self.session = session
+        let isDone = Locked(false)
+        // Messages are pulled by the reader: each `receive()` runs in the reader's task. After
+        // the close event the stream ends.
+        self.events = AsyncStream(unfolding: { [task, delegate] in
+            guard !isDone.withLock({ $0 }) else { return nil }
+            do {
+                switch try await task.receive() {
+                case .string(let text): return .frame(.text(text))
+                case .data(let data): return .frame(.binary(Array(data)))
+                @unknown default: return .frame(.binary([]))
+                }
+            } catch {
+                isDone.withLock { $0 = true }
+                await delegate.ended.wait()
+                return delegate.endEvent.withLock { $0 } ?? .closed(code: nil, reason: error.localizedDescription)
+            }
+        })
+    }
+
+    func send(_ frame: TransportFrame) async throws {
+        do {
+            switch frame {
+            case .text(let text): try await task.send(.string(text))
+            case .binary(let bytes): try await task.send(.data(Data(bytes)))
+            }
+        } catch {
+            throw TransportError(.notConnected, "send failed: \(error.localizedDescription)")
+        }
+    }
+
+    func close(code: CloseCode, reason: String) async {
+        task.cancel(with: URLSessionWebSocketTask.CloseCode(rawValue: Int(code.rawValue)) ?? .normalClosure, reason: Data(reason.utf8))
+        session.finishTasksAndInvalidate()
+    }
+}
+#endif

@@ -1,0 +1,34 @@
+import Foundation
+import SDK
+import Testing
+
+@Suite("URLSessionWebSocketTransport")
+struct URLSessionWebSocketTransportTests {
+    #if !canImport(Darwin)
+    @Test("on Linux, opening fails with a clear typed error instead of hanging or crashing")
+    func unavailableOnLinux() async {
+        do {
+            _ = try await URLSessionWebSocketTransport().open(url: URL(string: "ws://127.0.0.1:9/")!, headers: [:])
+            Issue.record("opened a WebSocket where Foundation has none")
+        } catch let error as TransportError {
+            #expect(error.code == .unavailable)
+            #expect(error.message.contains("libcurl"))
+        } catch {
+            Issue.record("untyped error: \(error)")
+        }
+    }
+    #endif
+
+    @Test("a session on it reports the failure as a typed reason, and keeps working")
+    func sessionReportsIt() async throws {
+        let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:9/").autoEstablishSocketConnection(false)
+            .reconnectBackoff(Backoff(initial: .milliseconds(1), maxAttempts: 1)).build()
+        let session = Session(settings: settings, transport: URLSessionWebSocketTransport())
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await session.run() }
+            await #expect(throws: SessionError.self) { try await session.connect() }
+            #expect(session.status.reason?.code == .retriesExhausted)
+            await session.shutdown()
+        }
+    }
+}
