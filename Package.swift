@@ -48,6 +48,7 @@ let package = Package(
             path: "Examples/ReferenceServer",
             swiftSettings: strictSettings
         ),
+        .executableTarget(name: "demo", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Demo", swiftSettings: strictSettings),
         .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
 
         .testTarget(name: "ConnectionPolicyTests", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),
