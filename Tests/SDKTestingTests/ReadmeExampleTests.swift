@@ -1,0 +1,20 @@
+import SDK
+import SDKTesting
+import Testing
+
+// The host-app test the README shows, verbatim: if this stops compiling or passing, the README
+// is wrong.
+@Suite("README example", .timeLimit(.minutes(1)))
+struct ReadmeExampleTests {
+    @Test func backgroundDisconnectsForegroundReconnects() async throws {
+        let server = TestServer(), lifecycle = LifecycleDriver()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: TestClock(), lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+            #expect(session.status == .disconnected(.appBackgrounded))
+            await lifecycle.foreground()
+            try await status.waitFor(.connected)
+        }
+    }
+}
