@@ -12,16 +12,7 @@ struct Demo {
         let narrator = Narrator()
         let server = RealtimeServer(RealtimeServer.Configuration(tokens: ["demo-token"]))
         do {
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                let (ports, portSink) = AsyncStream<Int>.makeStream()
-                group.addTask {
-                    try await server.run { port in
-                        portSink.yield(port)
-                        portSink.finish()
-                    }
-                }
-                var iterator = ports.makeAsyncIterator()
-                guard let port = await iterator.next() else { throw TransportError(.connectionFailed, "the server did not start") }
+            try await server.withRunning { port in
                 narrator.say("reference server listening on ws://127.0.0.1:\(port)/ (in this process)")
                 if arguments.contains("--interactive") {
                     try await Interactive(server: server, port: port, narrator: narrator, auto: !arguments.contains("--manual")).run()
@@ -30,7 +21,6 @@ struct Demo {
                     try await scenarios.auto()
                     try await scenarios.manual()
                 }
-                group.cancelAll()
             }
         } catch {
             narrator.check(false, "the demo ran", detail: "\(error)")

@@ -45,13 +45,10 @@ public final class RealtimeServer: Sendable {
         var connections: [ServerCore.ConnectionID: Connection] = [:]
         var nextID: ServerCore.ConnectionID = 0
         var acceptedTotal = 0
-        var connectionWaiters: [(count: Int, signal: OneShot)] = []
+        var connectionWaiters = CountWaiters(.exactly)
 
         mutating func readyWaiters() -> [OneShot] {
-            let count = connections.count
-            let ready = connectionWaiters.filter { $0.count == count }.map(\.signal)
-            connectionWaiters.removeAll { $0.count == count }
-            return ready
+            connectionWaiters.ready(count: connections.count)
         }
     }
 
@@ -89,12 +86,7 @@ public final class RealtimeServer: Sendable {
 
     /// Returns once exactly `count` WebSocket connections are open.
     public func waitForOpenConnections(_ count: Int) async {
-        let signal: OneShot? = state.withLock { state in
-            guard state.connections.count != count else { return nil }
-            let signal = OneShot()
-            state.connectionWaiters.append((count, signal))
-            return signal
-        }
+        let signal = state.withLock { $0.connectionWaiters.register(target: count, count: $0.connections.count) }
         await signal?.wait()
     }
 
@@ -136,6 +128,29 @@ public final class RealtimeServer: Sendable {
     }
 
     // MARK: Serving
+
+    /// Runs the server for the duration of `body`, which gets the bound port; stops it after.
+    public func withRunning<Result: Sendable>(
+        isolation: isolated (any Actor)? = #isolation,
+        _ body: (Int) async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Void.self, isolation: isolation) { group in
+            let (ports, portSink) = AsyncStream<Int>.makeStream()
+            group.addTask {
+                try await self.run { port in
+                    portSink.yield(port)
+                    portSink.finish()
+                }
+            }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else {
+                try await group.waitForAll()
+                throw TransportError(.connectionFailed, "the server stopped before it was bound")
+            }
+            defer { group.cancelAll() }
+            return try await body(port)
+        }
+    }
 
     enum Accepted: Sendable {
         case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)

@@ -13,8 +13,8 @@ public final class TestServer: Sendable {
         var acceptedTotal = 0
         var isRefusing = false
         var isFrozen = false
-        var connectionWaiters: [(count: Int, signal: OneShot)] = []
-        var messageWaiters: [(count: Int, signal: OneShot)] = []
+        var connectionWaiters = CountWaiters(.exactly)
+        var messageWaiters = CountWaiters(.atLeast)
     }
 
     let state: Locked<State>
@@ -48,23 +48,13 @@ public final class TestServer: Sendable {
 
     /// Returns once exactly `count` connections are open (at once if they are already).
     public func waitForOpenConnections(_ count: Int) async {
-        let signal: OneShot? = state.withLock { state in
-            guard state.connections.count != count else { return nil }
-            let signal = OneShot()
-            state.connectionWaiters.append((count, signal))
-            return signal
-        }
+        let signal = state.withLock { $0.connectionWaiters.register(target: count, count: $0.connections.count) }
         await signal?.wait()
     }
 
     /// Returns once clients have sent at least `count` messages in all.
     public func waitForReceivedMessages(_ count: Int) async {
-        let signal: OneShot? = state.withLock { state in
-            guard state.received.count < count else { return nil }
-            let signal = OneShot()
-            state.messageWaiters.append((count, signal))
-            return signal
-        }
+        let signal = state.withLock { $0.messageWaiters.register(target: count, count: $0.received.count) }
         await signal?.wait()
     }
 
@@ -127,9 +117,7 @@ public final class TestServer: Sendable {
         let (outputs, ready): ([ServerCore.Output], [OneShot]) = state.withLock { state in
             guard state.connections[id] != nil else { return ([], []) }
             if let message = try? state.core.configuration.codec.decodeClientMessage(frame) { state.received.append(message) }
-            let count = state.received.count
-            let ready = state.messageWaiters.filter { $0.count <= count }.map(\.signal)
-            state.messageWaiters.removeAll { $0.count <= count }
+            let ready = state.messageWaiters.ready(count: state.received.count)
             guard !state.isFrozen else { return ([], ready) }
             return (state.core.received(frame, from: id), ready)
         }
@@ -167,12 +155,7 @@ public final class TestServer: Sendable {
     }
 
     private func notifyConnectionWaiters() {
-        let ready: [OneShot] = state.withLock { state in
-            let count = state.connections.count
-            let ready = state.connectionWaiters.filter { $0.count == count }.map(\.signal)
-            state.connectionWaiters.removeAll { $0.count == count }
-            return ready
-        }
+        let ready = state.withLock { $0.connectionWaiters.ready(count: $0.connections.count) }
         for signal in ready { signal.fire() }
     }
 }

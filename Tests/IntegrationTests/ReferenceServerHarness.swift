@@ -9,25 +9,7 @@ func withReferenceServer<Result: Sendable>(
     _ body: (RealtimeServer, Int) async throws -> Result
 ) async throws -> Result {
     let server = RealtimeServer(configuration)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        let (ports, portSink) = AsyncStream<Int>.makeStream()
-        group.addTask {
-            try await server.run { port in
-                portSink.yield(port)
-                portSink.finish()
-            }
-        }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TransportError(.connectionFailed, "the server did not bind") }
-        do {
-            let result = try await body(server, port)
-            group.cancelAll()
-            return result
-        } catch {
-            group.cancelAll()
-            throw error
-        }
-    }
+    return try await server.withRunning { port in try await body(server, port) }
 }
 
 /// Settings for a session against the reference server: short timeouts, so nothing is waited out.
