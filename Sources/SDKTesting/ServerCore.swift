@@ -43,6 +43,8 @@ public struct ServerCore: Sendable {
     public var configuration: Configuration
     /// When set, every credential is rejected (fault injection).
     public var rejectsAllCredentials = false
+    /// Subscriptions to these channels are refused with error `forbidden` (fault injection).
+    public var rejectedChannels: Set<String> = []
     private var channels: [String: Channel] = [:]
     private var clients: [ConnectionID: Client] = [:]
 
@@ -93,6 +95,8 @@ public struct ServerCore: Sendable {
         switch message {
         case .authenticate(let requestID, _):
             return reply(id, .error(ServerError(id: requestID, code: "bad_request", message: "already authenticated")))
+        case .subscribe(let requestID, let name, _) where rejectedChannels.contains(name):
+            return reply(id, .error(ServerError(id: requestID, code: "forbidden", message: "subscriptions to \(name) are refused")))
         case .subscribe(let requestID, let name, let since):
             var channel = channels[name] ?? Channel()
             channel.subscribers.insert(id)

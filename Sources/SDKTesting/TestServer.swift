@@ -74,6 +74,9 @@ public final class TestServer: Sendable {
     /// Rejects every credential while set (close code 4001).
     public func setRejectingCredentials(_ rejecting: Bool) { state.withLock { $0.core.rejectsAllCredentials = rejecting } }
 
+    /// Refuses subscriptions to `channels` (error `forbidden`) while set.
+    public func setRejectingSubscriptions(to channels: Set<String>) { state.withLock { $0.core.rejectedChannels = channels } }
+
     /// While set, frames are accepted and never answered (a half-open connection).
     public func setFrozen(_ frozen: Bool) { state.withLock { $0.isFrozen = frozen } }
 

@@ -10,6 +10,8 @@ extension Session {
         var subscribeRequest: RequestID?
         /// Indicates that the server acknowledged the subscription on this connection.
         var isActive = false
+        /// Indicates that the server acknowledged it once: re-subscribing is a replay.
+        var hasBeenActive = false
         /// `subscribe(to:)` calls waiting for the acknowledgement.
         var waiters: [(subscriber: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
     }
@@ -29,6 +31,7 @@ extension Session {
         continuation.onTermination = { termination in
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
         }
+        if channels[channel] == nil { journal.append(.subscription(channel)) }
         channels[channel, default: ChannelState()].subscribers[subscriber] = continuation
         let subscription = Subscription(channel: channel, stream: stream)
         guard case .open(_, let wire, _) = link, channels[channel]?.isActive == false else { return subscription }
@@ -43,20 +46,10 @@ extension Session {
     public func unsubscribe(from channel: String) {
         ensureStarted()
         guard let state = channels.removeValue(forKey: channel) else { return }
+        forgetInJournal(channel)
         for continuation in state.subscribers.values { continuation.finish() }
         for waiter in state.waiters { waiter.continuation.resume(throwing: SessionError(.disconnected, "unsubscribed from \(channel)")) }
         leaveOnServer(channel, state)
-    }
-
-    /// Publishes `data` on `channel` and returns its sequence number once the server
-    /// acknowledged it. Throws ``SessionError/Code/notConnected`` when there is no connection.
-    public func publish(_ data: JSONValue, to channel: String) async throws -> UInt64 {
-        ensureStarted()
-        guard case .open(_, let wire, _) = link else {
-            throw SessionError(.notConnected, "publish needs a connection (status: \(status))")
-        }
-        let ack = try await request(.publish(id: makeRequestID(), channel: channel, data: data), on: wire)
-        return ack.sequence ?? 0
     }
 
     /// The channels the app holds, with the last sequence number delivered on each.
@@ -74,12 +67,6 @@ extension Session {
         send(.subscribe(id: id, channel: channel, since: channels[channel]?.lastSequence), on: wire)
     }
 
-    /// After a (re)connect: every channel the app holds, at once (pipelined).
-    func resubscribeAll() {
-        guard case .open(_, let wire, _) = link else { return }
-        for channel in channels.keys.sorted() { sendSubscribe(channel, on: wire) }
-    }
-
     /// The connection is gone: no channel is active on the server any more.
     func markChannelsUnsubscribed() {
         for id in subscribeRequests.keys { cancelTimer(.request(id)) }
@@ -94,8 +81,10 @@ extension Session {
         guard let channel = subscribeRequests.removeValue(forKey: ack.id) else { return false }
         cancelTimer(.request(ack.id))
         guard var state = channels[channel] else { return true }
+        let lastSequenceBefore = state.lastSequence
         state.subscribeRequest = nil
         state.isActive = true
+        state.hasBeenActive = true
         if let latest = ack.sequence, state.lastSequence.map({ latest < $0 }) ?? true {
             // A new subscription starts at the server's latest; and a server whose latest is
             // below what we already saw has lost its history (a restart): start over from its
@@ -106,6 +95,7 @@ extension Session {
         state.waiters = []
         channels[channel] = state
         for waiter in waiters { waiter.continuation.resume() }
+        recoverySubscribeAcknowledged(channel, ack: ack, lastSequenceBefore: lastSequenceBefore)
         return true
     }
 
@@ -114,10 +104,31 @@ extension Session {
     func subscribeRejected(_ id: RequestID, _ error: SessionError) -> Bool {
         guard let channel = subscribeRequests.removeValue(forKey: id) else { return false }
         cancelTimer(.request(id))
-        guard let state = channels.removeValue(forKey: channel) else { return true }
+        channels[channel]?.subscribeRequest = nil
+        if isReplaying(.subscription(channel)) {
+            // A replayed step: the replay retries it, or gives up on it, step by step.
+            replayEvent { $0.failed(.subscription(channel), reason: error.message) }
+            return true
+        }
+        dropChannel(channel, error)
+        return true
+    }
+
+    /// Lets `channel` go: its subscribers and waiters learn why. A step the replay gave up on
+    /// stays in the replay (its report shows the failure).
+    func dropChannel(_ channel: String, _ error: SessionError, keepInReplay: Bool = false) {
+        guard let state = channels.removeValue(forKey: channel) else { return }
+        forgetInJournal(channel, keepInReplay: keepInReplay)
         for continuation in state.subscribers.values { continuation.finish(throwing: error) }
         for waiter in state.waiters { waiter.continuation.resume(throwing: error) }
-        return true
+    }
+
+    /// The channel is no longer held: no replay, no catch-up.
+    private func forgetInJournal(_ channel: String, keepInReplay: Bool = false) {
+        let id = RecoveryStepID.subscription(channel)
+        journal.removeAll { $0 == id }
+        if recovery?.targets.removeValue(forKey: channel) != nil { checkRecoveryComplete() }
+        if !keepInReplay { replayEvent { $0.remove(id) } }
     }
 
     func failSubscribeWaiters(requestID: RequestID, _ error: SessionError) {
@@ -133,7 +144,10 @@ extension Session {
                 channels[channel]?.subscribers.removeValue(forKey: waiter.subscriber)?.finish(throwing: error)
                 waiter.continuation.resume(throwing: error)
             }
-            if channels[channel]?.subscribers.isEmpty == true { channels[channel] = nil }
+            if channels[channel]?.subscribers.isEmpty == true {
+                channels[channel] = nil
+                forgetInJournal(channel)
+            }
         }
     }
 
@@ -141,6 +155,7 @@ extension Session {
         guard var state = channels[channel], state.subscribers.removeValue(forKey: subscriber) != nil else { return }
         if state.subscribers.isEmpty {
             channels[channel] = nil
+            forgetInJournal(channel)
             leaveOnServer(channel, state)
         } else {
             channels[channel] = state
@@ -163,6 +178,7 @@ extension Session {
         state.lastSequence = message.sequence
         channels[message.channel] = state
         for continuation in state.subscribers.values { continuation.yield(message) }
+        recoveryDelivered(message)
     }
 
     func finishAllSubscribers(throwing error: SessionError) {
@@ -172,5 +188,6 @@ extension Session {
         }
         channels = [:]
         subscribeRequests = [:]
+        journal.removeAll { channelName(of: $0) != nil }
     }
 }

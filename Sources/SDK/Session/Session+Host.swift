@@ -8,6 +8,7 @@ extension Session {
     /// While a retry is pending it keeps waiting.
     public func connect() async throws {
         ensureStarted()
+        pendingTrigger = .appConnect
         apply(policy.connectRequested())
         if status == .connected { return }
         if case .idle = link, timers[.policy(.reconnect)] == nil {
@@ -44,8 +45,11 @@ extension Session {
     public func setAppState(_ state: AppLifecycleState) {
         ensureStarted()
         guard state != lifecycle else { return }
+        let wasForeground = lifecycle.isForeground
         lifecycle = state
+        if state.isForeground, !wasForeground { pendingTrigger = .foreground }
         apply(policy.lifecycleChanged(to: state))
+        if state.isForeground != wasForeground { armOutboxDeadline() }
     }
 
     /// Tells the session whether the network is reachable: unreachable stops retries, reachable
@@ -54,6 +58,7 @@ extension Session {
         ensureStarted()
         guard reachable != isNetworkReachable else { return }
         isNetworkReachable = reachable
+        if reachable { pendingTrigger = .networkRestored }
         apply(policy.networkReachabilityChanged(isReachable: reachable))
     }
 
@@ -75,6 +80,7 @@ extension Session {
         case .idle: break
         }
         policy = newPolicy
+        pendingTrigger = .policyReplaced
         apply(policy.start(in: PolicyContext(lifecycle: lifecycle, isConnected: isConnected, isNetworkReachable: isNetworkReachable)))
         if case .idle = link, status == .connecting || status.isConnected {
             setStatus(.disconnected(.policyReplaced))

@@ -14,6 +14,8 @@ extension Session {
         case sendFailed(attempt: UInt64, error: any Error)
         /// A timer fired.
         case timerFired(TimerKey, serial: UInt64)
+        /// An app-defined recovery step's run ended (`error` is `nil` on success).
+        case customStepFinished(RecoveryStepID, serial: UInt64, error: String?)
         /// A subscriber stopped listening.
         case subscriberEnded(channel: String, subscriber: UInt64)
         /// Work was queued for the run loop to start.
@@ -25,6 +27,9 @@ extension Session {
         case policy(TimerID)
         case connectTimeout
         case request(RequestID)
+        case recoveryStep(RecoveryStepID)
+        case outboxDeadline
+        case refreshDeadline
     }
 
     /// Work that needs a child task of `run()`.
@@ -33,6 +38,7 @@ extension Session {
         case read(attempt: UInt64, connection: any TransportConnection, cancel: OneShot)
         case write(attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>, settled: OneShot)
         case timer(TimerKey, serial: UInt64, deadline: SessionClock.Instant, cancel: OneShot)
+        case customStep(RecoveryStepID, serial: UInt64, perform: @Sendable (RecoveryStepContext) async throws -> Void, context: RecoveryStepContext, cancel: OneShot)
     }
 
     /// What the writer of a connection does, in order.

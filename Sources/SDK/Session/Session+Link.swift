@@ -8,8 +8,15 @@ extension Session {
             case .openConnection:
                 openConnection()
             case .closeConnection(let reason):
+                let error = SessionError(.disconnected, "disconnected: \(reason)", reason: reason)
+                if refreshOwnsLink {
+                    // The policy never had this connection; it only reports its reason.
+                    refresh?.ownsLink = false
+                }
                 teardownLink(code: .normal, reason: "closed by client")
-                failAllRequests(SessionError(.disconnected, "disconnected: \(reason)", reason: reason))
+                failAllRequests(error)
+                abandonRecovery()
+                failRefresh(error)
                 setStatus(.disconnected(reason))
             case .armTimer(let timer, let delay):
                 arm(.policy(timer.id), after: delay, policyTimer: timer)
@@ -28,9 +35,17 @@ extension Session {
 
     private func openConnection() {
         guard case .idle = link else {
-            // The policy asked for a connection while one is open or opening: never two sockets.
+            // Never two sockets. A connection a background refresh opened becomes the policy's.
+            policyTakesOverRefreshLink()
             return
         }
+        startAttempt()
+    }
+
+    /// Starts an attempt to connect (for the policy, or for a background refresh).
+    func startAttempt() {
+        guard case .idle = link else { return }
+        recoveryAttemptStarted()
         nextAttemptID += 1
         let attempt = Attempt(id: nextAttemptID, cancel: OneShot(), settled: OneShot())
         spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: lastAttemptSettled))
@@ -55,6 +70,7 @@ extension Session {
         link = .idle
         cancelTimer(.connectTimeout)
         markChannelsUnsubscribed()
+        recovery?.connectionLost()
     }
 
     func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?) {
@@ -116,6 +132,11 @@ extension Session {
         if case .open(_, _, let since) = link { uptime = clock.elapsed(since: since) }
         teardownLink(code: .normal, reason: "connection ended")
         failAllRequests(SessionError(.connectionLost, "the connection was lost: \(reason)", reason: reason))
+        if refreshOwnsLink {
+            // The policy never had this connection: the refresh ends, the policy hears nothing.
+            failRefresh(SessionError(.connectionLost, "the background refresh lost its connection: \(reason)", reason: reason))
+            return
+        }
         lost(ConnectionLoss(reason: reason, disposition: disposition, uptime: uptime))
     }
 
@@ -134,8 +155,8 @@ extension Session {
         link = .open(attempt, wire, since: clock.now)
         cancelTimer(.connectTimeout)
         setStatus(.connected)
-        resubscribeAll()
-        apply(policy.connectionOpened())
+        startReplay()
+        if !refreshOwnsLink { apply(policy.connectionOpened()) }
     }
 
     // MARK: Timers
@@ -166,6 +187,12 @@ extension Session {
             }
         case .request(let id):
             failRequest(id, SessionError(.timedOut, "no reply within \(settings.requestTimeout)"))
+        case .recoveryStep(let id):
+            customStepTimedOut(id)
+        case .outboxDeadline:
+            armOutboxDeadline()
+        case .refreshDeadline:
+            failRefresh(SessionError(.timedOut, "the background refresh did not finish within its deadline"))
         }
     }
 }

@@ -39,6 +39,7 @@ extension Session {
         guard let pending = requests.removeValue(forKey: id) else { return false }
         cancelTimer(.request(id))
         pending.waiter.resume(with: result)
+        outboxRequestSettled(id)
         return true
     }
 

@@ -32,6 +32,8 @@ extension Session {
         }
         runPhase = .finished
         statusBroadcaster.finish()
+        reportBroadcaster.finish()
+        outboxBroadcaster.finish()
     }
 
     /// Ends the session: closes the socket, cancels every timer, and fails every pending call
@@ -42,6 +44,8 @@ extension Session {
             runPhase = .finished
             endSession()
             statusBroadcaster.finish()
+            reportBroadcaster.finish()
+            outboxBroadcaster.finish()
         case .running:
             runPhase = .stopping
             inputSink.finish()
@@ -68,6 +72,8 @@ extension Session {
             connectionEnded(reason: .error("send failed: \(error)"), disposition: .retry)
         case .timerFired(let key, let serial):
             timerFired(key, serial: serial)
+        case .customStepFinished(let id, let serial, let error):
+            customStepFinished(id, serial: serial, error: error)
         case .subscriberEnded(let channel, let subscriber):
             removeSubscriber(subscriber, from: channel)
         case .wake:
@@ -105,6 +111,15 @@ extension Session {
             case .write(let attempt, let connection, let frames, let settled):
                 group.addTask {
                     await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink)
+                }
+            case .customStep(let id, let serial, let perform, let context, let cancel):
+                group.addTask {
+                    let (result, cancelled) = await race({ try await perform(context) }, cancelledBy: cancel)
+                    guard !cancelled, let result else { return }
+                    switch result {
+                    case .success: sink.yield(.customStepFinished(id, serial: serial, error: nil))
+                    case .failure(let error): sink.yield(.customStepFinished(id, serial: serial, error: String(describing: error)))
+                    }
                 }
             case .timer(let key, let serial, let deadline, let cancel):
                 let clock = self.clock
@@ -180,6 +195,9 @@ extension Session {
         for timer in timers.values { timer.cancel.fire() }
         timers = [:]
         failAllRequests(SessionError(.sessionEnded, "the session was shut down"))
+        failOutbox(SessionError(.sessionEnded, "the session was shut down"))
+        failRefresh(SessionError(.sessionEnded, "the session was shut down"))
+        abandonRecovery()
         finishAllSubscribers(throwing: SessionError(.sessionEnded, "the session was shut down"))
         resumeConnectWaiters(with: .failure(SessionError(.sessionEnded, "the session was shut down")))
         statusBroadcaster.set(.disconnected(.sessionEnded))

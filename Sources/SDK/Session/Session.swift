@@ -17,7 +17,9 @@ public actor Session {
     nonisolated let clock: SessionClock
     nonisolated let lifecycleSource: (any LifecycleSource)?
     nonisolated let networkMonitor: (any NetworkMonitor)?
-    nonisolated let statusBroadcaster = StatusBroadcaster(.disconnected(.notStarted))
+    nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
+    nonisolated let reportBroadcaster = Broadcaster<RecoveryReport>(nil)
+    nonisolated let outboxBroadcaster = Broadcaster<Int>(0)
     nonisolated let inputs: AsyncStream<Input>
     nonisolated let inputSink: AsyncStream<Input>.Continuation
 
@@ -39,6 +41,16 @@ public actor Session {
     var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
     var selfRunner: Task<Void, Never>?
     var isPolicyStarted = false
+    /// The significant steps replayed after a reconnect (subscriptions and app-defined steps).
+    var journal: [RecoveryStepID] = []
+    var customSteps: [RecoveryStepID: CustomStep] = [:]
+    var recovery: Recovery?
+    var pendingTrigger: RecoveryReport.Trigger = .launch
+    var hasEverAuthenticated = false
+    var outbox: [OutboxEntry] = [] {
+        didSet { outboxBroadcaster.set(outbox.count) }
+    }
+    var refresh: Refresh?
 
     /// What the session is doing with its socket.
     enum Link {
@@ -127,11 +139,21 @@ public actor Session {
     // MARK: Status
 
     /// The connection's status now.
-    public nonisolated var status: ConnectionStatus { statusBroadcaster.current }
+    public nonisolated var status: ConnectionStatus { statusBroadcaster.current ?? .disconnected(.notStarted) }
 
     /// The status now, then every change, with the reason for each disconnect. Any number of
     /// subscribers; each stream ends when the session does.
-    public nonisolated var statusUpdates: AsyncStream<ConnectionStatus> { statusBroadcaster.updates() }
+    public nonisolated var statusUpdates: AsyncStream<ConnectionStatus> { statusBroadcaster.updates(replayingCurrent: true) }
+
+    /// A report for every recovery from now on (each connection's: replayed steps, caught-up
+    /// messages, gaps, outbox, time to fully recovered). Any number of subscribers.
+    public nonisolated var recoveryReports: AsyncStream<RecoveryReport> { reportBroadcaster.updates(replayingCurrent: false) }
+
+    /// How many publishes wait in the outbox: now, then every change (for a "sending…" badge).
+    public nonisolated var outboxCountUpdates: AsyncStream<Int> { outboxBroadcaster.updates(replayingCurrent: true) }
+
+    /// The last recovery's report.
+    public nonisolated var lastRecoveryReport: RecoveryReport? { reportBroadcaster.current }
 
     /// The name of the policy in charge (`auto`, `manual`, or a custom policy's).
     public var policyName: String { policy.name }
@@ -144,6 +166,9 @@ public actor Session {
             case .policy(let id): id.name
             case .connectTimeout: "connect-timeout"
             case .request: "request"
+            case .recoveryStep: "recovery-step"
+            case .outboxDeadline: "outbox"
+            case .refreshDeadline: "refresh"
             }
         }.sorted()
     }

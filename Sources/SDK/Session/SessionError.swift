@@ -5,13 +5,15 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure. New codes may be added; `switch` with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
-            case notConnected, invalidArgument, disconnected, connectionLost, timedOut, rejected, sessionEnded, notRunning, notWanted, encodingFailed
+            case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notRunning, notWanted, encodingFailed
         }
 
         let wrapped: Wrapped
 
         /// The call needs a connection and there is none.
         public static let notConnected = Code(wrapped: .notConnected)
+        /// The outbox is full: too many publishes wait for a connection.
+        public static let outboxFull = Code(wrapped: .outboxFull)
         /// An argument is out of range (for instance an empty channel name).
         public static let invalidArgument = Code(wrapped: .invalidArgument)
         /// The session disconnected (for ``SessionError/reason``) before the call completed.

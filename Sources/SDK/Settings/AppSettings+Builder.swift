@@ -15,6 +15,10 @@ extension AppSettings {
         private var connectTimeout: Duration = .seconds(10)
         private var requestTimeout: Duration = .seconds(10)
         private var allowInsecure = false
+        private var outboxLimit = 100
+        private var outboxTimeout: Duration = .seconds(30)
+        private var replayMode: ReplayMode = .pipelined
+        private var replayAttempts = 3
         private var jitter: JitterSource?
         private var codec: any WireCodec = JSONWireCodec()
         private var tokenProvider: TokenProvider?
@@ -91,6 +95,36 @@ extension AppSettings {
             return copy
         }
 
+        /// How many publishes may wait in the outbox while disconnected (default 100; 0 makes
+        /// publishing without a connection throw at once).
+        public func outboxLimit(_ limit: Int) -> Builder {
+            var copy = self
+            copy.outboxLimit = limit
+            return copy
+        }
+
+        /// How long a publish may wait in the outbox (default 30 s). No timer runs in the
+        /// background: an entry whose time ran out there fails on the return to the foreground.
+        public func outboxTimeout(_ timeout: Duration) -> Builder {
+            var copy = self
+            copy.outboxTimeout = timeout
+            return copy
+        }
+
+        /// How a replay runs (default `.pipelined`).
+        public func replayMode(_ mode: ReplayMode) -> Builder {
+            var copy = self
+            copy.replayMode = mode
+            return copy
+        }
+
+        /// How many times a replayed step is tried (default 3).
+        public func replayAttempts(_ attempts: Int) -> Builder {
+            var copy = self
+            copy.replayAttempts = attempts
+            return copy
+        }
+
         /// Allows `ws://` to hosts other than loopback (default false: only `wss://`).
         public func allowInsecureTransport(_ allow: Bool) -> Builder {
             var copy = self
@@ -133,7 +167,10 @@ extension AppSettings {
             try Self.check(stableAfter, "stableConnectionAfter", allowZero: true)
             try Self.check(connectTimeout, "connectTimeout", allowZero: false)
             try Self.check(requestTimeout, "requestTimeout", allowZero: false)
+            try Self.check(outboxTimeout, "outboxTimeout", allowZero: false)
             if let problem = backoff.problem { throw SettingsError(.invalidBackoff, problem) }
+            guard (0...100_000).contains(outboxLimit) else { throw SettingsError(.invalidLimit, "outboxLimit must be 0 to 100000 (got \(outboxLimit))") }
+            guard (1...100).contains(replayAttempts) else { throw SettingsError(.invalidLimit, "replayAttempts must be 1 to 100 (got \(replayAttempts))") }
             let mode: Mode = if let customPolicy { .custom(customPolicy.name) } else if autoEstablish { .auto } else { .manual }
             return AppSettings(
                 serverURL: url,
@@ -144,6 +181,10 @@ extension AppSettings {
                 stableConnectionAfter: stableAfter,
                 connectTimeout: connectTimeout,
                 requestTimeout: requestTimeout,
+                outboxLimit: outboxLimit,
+                outboxTimeout: outboxTimeout,
+                replayMode: replayMode,
+                replayAttempts: replayAttempts,
                 allowsInsecureTransport: allowInsecure,
                 jitter: jitter ?? .random(),
                 codec: codec,

@@ -50,6 +50,14 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public let connectTimeout: Duration
     /// How long a request (publish, subscribe, ping) may wait for its reply.
     public let requestTimeout: Duration
+    /// How many publishes may wait in the outbox while disconnected.
+    public let outboxLimit: Int
+    /// How long a publish may wait in the outbox before it fails with `timedOut`.
+    public let outboxTimeout: Duration
+    /// How a replay runs its steps.
+    public let replayMode: ReplayMode
+    /// How many times a replayed step is tried before it fails for good.
+    public let replayAttempts: Int
     /// Indicates that `ws://` to a host other than loopback is allowed.
     public let allowsInsecureTransport: Bool
     /// Where backoff jitter comes from.

@@ -39,6 +39,11 @@ struct SessionClock: Sendable {
         try await sleepBody(deadline)
     }
 
+    /// The time from now to `deadline` (negative once it has passed).
+    func remaining(until deadline: Instant) -> Duration {
+        .zero - elapsed(since: deadline)
+    }
+
     /// The time from `start` to now.
     func elapsed(since start: Instant) -> Duration {
         Self.duration(from: start.value, to: now.value)

@@ -1,0 +1,66 @@
+/// What one recovery did: from the trigger (the app coming back, a reconnect, `connect()`, a
+/// background refresh) to fully recovered — every step replayed, every missed message caught
+/// up, the outbox flushed.
+public struct RecoveryReport: Hashable, Sendable, CustomStringConvertible {
+    /// What started the recovery.
+    public enum Trigger: String, Hashable, Sendable {
+        case launch, foreground, reconnect, appConnect, networkRestored, policyReplaced, backgroundRefresh
+    }
+
+    /// How one step ended.
+    public enum Outcome: Hashable, Sendable {
+        case succeeded
+        case failed(String)
+    }
+
+    /// One step of the recovery.
+    public struct Step: Hashable, Sendable, CustomStringConvertible {
+        public var id: RecoveryStepID
+        public var outcome: Outcome
+        /// Attempts made (0 for a step that failed because a prerequisite did).
+        public var attempts: Int
+        /// Indicates a step replayed from the journal rather than performed for the first time.
+        public var isReplay: Bool
+
+        public var description: String {
+            let result = switch outcome {
+            case .succeeded: "ok"
+            case .failed(let reason): "failed (\(reason))"
+            }
+            return "\(id) \(result) after \(attempts) attempt(s)\(isReplay ? ", replayed" : "")"
+        }
+    }
+
+    public var trigger: Trigger
+    /// From the trigger to fully recovered, on the session's clock.
+    public var duration: Duration
+    /// Every step, in journal order, starting with `connected` and `authenticated`.
+    public var steps: [Step]
+    /// Messages caught up per channel (published while away, delivered by the replay).
+    public var caughtUp: [String: Int]
+    /// Channels where the server no longer had every missed message: refetch them.
+    public var gaps: Set<String>
+    /// Publishes sent from the outbox.
+    public var outboxFlushed: Int
+
+    /// Indicates that every step succeeded and nothing was missed for good.
+    public var isComplete: Bool {
+        gaps.isEmpty && steps.allSatisfy { $0.outcome == .succeeded }
+    }
+
+    public var description: String {
+        "recovery after \(trigger) in \(duration): \(steps.count) steps, caught up \(caughtUp.values.reduce(0, +)), "
+            + "gaps \(gaps.sorted()), outbox \(outboxFlushed)"
+    }
+}
+
+/// What an app-defined recovery step is told when it runs.
+public struct RecoveryStepContext: Sendable {
+    /// The session the step belongs to (not stored: no retain cycle).
+    public let session: Session
+    /// Indicates a replay after a reconnect rather than the first performance: a step must not
+    /// record anything new (subscribe again, add steps) when replaying.
+    public let isReplay: Bool
+    /// The attempt (1 is the first).
+    public let attempt: Int
+}

@@ -1,0 +1,248 @@
+extension Session {
+    /// One recovery in progress: from its trigger, across any failed attempts, to fully
+    /// recovered.
+    struct Recovery {
+        let trigger: RecoveryReport.Trigger
+        let startedAt: SessionClock.Instant
+        var connectionAttempts = 0
+        /// The replay of this connection's journal (set once authenticated).
+        var plan: ReplayPlan?
+        /// Steps performed before this recovery: their runs are replays.
+        var replayed: Set<RecoveryStepID> = []
+        /// Per channel, the sequence number the catch-up must reach.
+        var targets: [String: UInt64] = [:]
+        var caughtUp: [String: Int] = [:]
+        var gaps: Set<String> = []
+        /// Outbox publishes sent and not yet acknowledged.
+        var flushing: Set<RequestID> = []
+        var flushed = 0
+        /// App-defined steps running now, by the serial of their run.
+        var customRuns: [RecoveryStepID: (serial: UInt64, cancel: OneShot)] = [:]
+
+        /// Forgets what belonged to the connection that was lost; the recovery goes on.
+        mutating func connectionLost() {
+            plan = nil
+            targets = [:]
+            flushing = []
+            for run in customRuns.values { run.cancel.fire() }
+            customRuns = [:]
+        }
+    }
+
+    /// A step the app added to the journal.
+    struct CustomStep {
+        let prerequisites: [RecoveryStepID]
+        let perform: @Sendable (RecoveryStepContext) async throws -> Void
+        var hasRun = false
+    }
+
+    /// Adds a step to the journal, replayed after every reconnect once its prerequisites are
+    /// done (by default, once authenticated). Connected, it is performed now and this call
+    /// returns its result (a failure records nothing); not connected, it is recorded and
+    /// performed with the next connection. Prerequisites must be steps the journal holds.
+    public func addRecoveryStep(
+        _ name: String,
+        after prerequisites: [RecoveryStepID] = [.authenticated],
+        perform: @escaping @Sendable (RecoveryStepContext) async throws -> Void
+    ) async throws {
+        ensureStarted()
+        let id = RecoveryStepID.custom(name)
+        guard !name.isEmpty, !journal.contains(id) else {
+            throw SessionError(.invalidArgument, "a recovery step needs a new, non-empty name (got '\(name)')")
+        }
+        for prerequisite in prerequisites where !prerequisite.isImplicit && !journal.contains(prerequisite) {
+            throw SessionError(.invalidArgument, "unknown prerequisite \(prerequisite) for step \(name)")
+        }
+        if case .open = link, recovery == nil {
+            try await perform(RecoveryStepContext(session: self, isReplay: false, attempt: 1))
+            guard !journal.contains(id) else { return }
+            customSteps[id] = CustomStep(prerequisites: prerequisites, perform: perform, hasRun: true)
+        } else {
+            customSteps[id] = CustomStep(prerequisites: prerequisites, perform: perform)
+        }
+        journal.append(id)
+    }
+
+    /// Removes an app-defined step from the journal.
+    public func removeRecoveryStep(_ name: String) {
+        let id = RecoveryStepID.custom(name)
+        guard customSteps.removeValue(forKey: id) != nil else { return }
+        journal.removeAll { $0 == id }
+        cancelCustomRun(id)
+        replayEvent { $0.remove(id) }
+    }
+
+    /// The journal: the significant steps the session replays after a reconnect, in order.
+    public var recoveryJournal: [RecoveryStepID] { [.connected, .authenticated] + journal }
+
+    // MARK: Internals
+
+    /// A new connection attempt: start a recovery if none is running.
+    func recoveryAttemptStarted() {
+        if recovery == nil { recovery = Recovery(trigger: pendingTrigger, startedAt: clock.now) }
+        recovery?.connectionAttempts += 1
+        pendingTrigger = .reconnect
+    }
+
+    /// The session gave up connecting (a final disconnect): no recovery to report.
+    func abandonRecovery() {
+        guard let current = recovery else { return }
+        for id in current.customRuns.keys { cancelTimer(.recoveryStep(id)) }
+        for run in current.customRuns.values { run.cancel.fire() }
+        recovery = nil
+    }
+
+    /// Authenticated: replay the journal.
+    func startReplay() {
+        if recovery == nil { recovery = Recovery(trigger: pendingTrigger, startedAt: clock.now, connectionAttempts: 1) }
+        var steps: [ReplayPlan.Step] = []
+        var replayed: Set<RecoveryStepID> = []
+        for id in journal {
+            if let channel = channelName(of: id) {
+                steps.append(ReplayPlan.Step(id: id, prerequisites: [.authenticated]))
+                if channels[channel]?.hasBeenActive == true { replayed.insert(id) }
+            } else if let step = customSteps[id] {
+                steps.append(ReplayPlan.Step(id: id, prerequisites: step.prerequisites))
+                if step.hasRun { replayed.insert(id) }
+            }
+        }
+        var plan = ReplayPlan(steps: steps, mode: settings.replayMode, attemptLimit: settings.replayAttempts)
+        let actions = plan.start()
+        recovery?.plan = plan
+        recovery?.replayed = replayed
+        performReplay(actions)
+    }
+
+    /// Feeds the replay an event and carries out what it says.
+    func replayEvent(_ event: (inout ReplayPlan) -> [ReplayPlan.Action]) {
+        guard var plan = recovery?.plan else { return }
+        let actions = event(&plan)
+        recovery?.plan = plan
+        performReplay(actions)
+    }
+
+    func isReplaying(_ id: RecoveryStepID) -> Bool {
+        if case .running? = recovery?.plan?.state(of: id) { true } else { false }
+    }
+
+    private func performReplay(_ actions: [ReplayPlan.Action]) {
+        for action in actions {
+            switch action {
+            case .perform(let id, let attempt):
+                if let channel = channelName(of: id) {
+                    if case .open(_, let wire, _) = link, channels[channel] != nil {
+                        sendSubscribe(channel, on: wire)
+                    } else {
+                        replayEvent { $0.remove(id) }
+                    }
+                } else {
+                    startCustomRun(id, attempt: attempt)
+                }
+            case .failed(let id, let reason):
+                if let channel = channelName(of: id) {
+                    dropChannel(channel, SessionError(.rejected, "the subscription to \(channel) failed for good: \(reason)"), keepInReplay: true)
+                }
+            case .finished:
+                flushOutboxIfReady()
+                checkRecoveryComplete()
+            }
+        }
+    }
+
+    func channelName(of id: RecoveryStepID) -> String? {
+        guard id.rawValue.hasPrefix("subscribe:") else { return nil }
+        return String(id.rawValue.dropFirst("subscribe:".count))
+    }
+
+    private func startCustomRun(_ id: RecoveryStepID, attempt: Int) {
+        guard case .open = link, let step = customSteps[id] else {
+            replayEvent { $0.failed(id, reason: "not connected") }
+            return
+        }
+        cancelCustomRun(id)
+        let serial = makeSerial()
+        let cancel = OneShot()
+        recovery?.customRuns[id] = (serial, cancel)
+        arm(.recoveryStep(id), after: settings.requestTimeout)
+        let context = RecoveryStepContext(session: self, isReplay: step.hasRun, attempt: attempt)
+        spawn(.customStep(id, serial: serial, perform: step.perform, context: context, cancel: cancel))
+    }
+
+    private func cancelCustomRun(_ id: RecoveryStepID) {
+        cancelTimer(.recoveryStep(id))
+        recovery?.customRuns.removeValue(forKey: id)?.cancel.fire()
+    }
+
+    /// An app-defined step's run ended.
+    func customStepFinished(_ id: RecoveryStepID, serial: UInt64, error: String?) {
+        guard recovery?.customRuns[id]?.serial == serial else { return }
+        recovery?.customRuns[id] = nil
+        cancelTimer(.recoveryStep(id))
+        if let error {
+            replayEvent { $0.failed(id, reason: error) }
+        } else {
+            customSteps[id]?.hasRun = true
+            replayEvent { $0.succeeded(id) }
+        }
+    }
+
+    /// An app-defined step took longer than the request timeout.
+    func customStepTimedOut(_ id: RecoveryStepID) {
+        recovery?.customRuns.removeValue(forKey: id)?.cancel.fire()
+        replayEvent { $0.failed(id, reason: "timed out after \(settings.requestTimeout)") }
+    }
+
+    /// A subscribe was acknowledged: note how far the catch-up must go.
+    func recoverySubscribeAcknowledged(_ channel: String, ack: Ack, lastSequenceBefore: UInt64?) {
+        guard recovery != nil else { return }
+        if let before = lastSequenceBefore, let latest = ack.sequence, latest > before {
+            recovery?.targets[channel] = latest
+        }
+        if ack.gap { recovery?.gaps.insert(channel) }
+        replayEvent { $0.succeeded(.subscription(channel)) }
+    }
+
+    /// A message was delivered: count it if it was missed while away.
+    func recoveryDelivered(_ message: ChannelMessage) {
+        guard let target = recovery?.targets[message.channel] else { return }
+        if message.sequence <= target { recovery?.caughtUp[message.channel, default: 0] += 1 }
+        if message.sequence >= target {
+            recovery?.targets[message.channel] = nil
+            checkRecoveryComplete()
+        }
+    }
+
+    /// Fully recovered? Then report, and end the recovery.
+    func checkRecoveryComplete() {
+        guard let current = recovery, let plan = current.plan, plan.isFinished, current.targets.isEmpty, current.flushing.isEmpty, outbox.isEmpty else {
+            return
+        }
+        let implicitReplay = hasEverAuthenticated
+        var steps = [
+            RecoveryReport.Step(id: .connected, outcome: .succeeded, attempts: current.connectionAttempts, isReplay: implicitReplay),
+            RecoveryReport.Step(id: .authenticated, outcome: .succeeded, attempts: 1, isReplay: implicitReplay),
+        ]
+        for id in plan.order {
+            switch plan.state(of: id) {
+            case .succeeded(let attempts)?:
+                steps.append(.init(id: id, outcome: .succeeded, attempts: attempts, isReplay: current.replayed.contains(id)))
+            case .failed(let reason, let attempts)?:
+                steps.append(.init(id: id, outcome: .failed(reason), attempts: attempts, isReplay: current.replayed.contains(id)))
+            default:
+                break
+            }
+        }
+        let report = RecoveryReport(
+            trigger: current.trigger,
+            duration: clock.elapsed(since: current.startedAt),
+            steps: steps,
+            caughtUp: current.caughtUp,
+            gaps: current.gaps,
+            outboxFlushed: current.flushed
+        )
+        recovery = nil
+        hasEverAuthenticated = true
+        reportBroadcaster.set(report, onlyIfChanged: false)
+        completeRefresh(with: report)
+    }
+}
