@@ -49,6 +49,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "demo", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Demo", swiftSettings: strictSettings),
+        .executableTarget(name: "bench", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
         .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
 
         .testTarget(name: "ConnectionPolicyTests", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),

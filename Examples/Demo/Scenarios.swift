@@ -68,6 +68,13 @@ struct Scenarios {
             narrator.check(back != nil, "reconnected on return to the foreground")
             let missed = try await messages.next()
             narrator.check(missed?.data == "sent while you were away", "rejoined \"room\" and caught up: the missed message arrived once (seq \(missed?.sequence ?? 0))")
+            if let report = session.lastRecoveryReport {
+                narrator.say("recovery report: \(report)")
+                narrator.check(report.trigger == .foreground && report.caughtUp == ["room": 1] && report.isComplete,
+                               "the recovery report names the trigger, the replayed steps and the caught-up message", detail: "\(report)")
+            } else {
+                narrator.check(false, "a recovery report was published")
+            }
 
             narrator.say("the server drops every connection (a network loss)")
             watcher.skipSeen()

@@ -167,8 +167,15 @@ public final class RealtimeServer: Sendable {
                     let upgrader = NIOTypedWebSocketServerUpgrader<Accepted>(
                         maxFrameSize: 1 << 20,
                         shouldUpgrade: { [self] channel, head in
-                            let refuse = self.faults.refuseConnections || !(head.uri == "/" || head.uri.hasPrefix("/?"))
-                            return channel.eventLoop.makeSucceededFuture(refuse ? nil : HTTPHeaders())
+                            let faults = self.faults
+                            let refuse = faults.refuseConnections || !(head.uri == "/" || head.uri.hasPrefix("/?"))
+                            guard !refuse, faults.frameDelay > .zero else {
+                                return channel.eventLoop.makeSucceededFuture(refuse ? nil : HTTPHeaders())
+                            }
+                            // The emulated latency covers the upgrade's answer too.
+                            let (seconds, attoseconds) = faults.frameDelay.components
+                            let delay = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                            return channel.eventLoop.scheduleTask(in: delay) { HTTPHeaders() }.futureResult.map { Optional($0) }
                         },
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {

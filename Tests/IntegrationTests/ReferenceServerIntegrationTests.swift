@@ -169,3 +169,65 @@ struct ReferenceServerIntegrationTests {
         }
     }
 }
+
+@Suite("Recovery against the reference server over loopback", .timeLimit(.minutes(1)), .serialized)
+struct RecoveryIntegrationTests {
+    @Test("background → foreground with 20 subscriptions and 20 ms frames: replayed, caught up once and in order, outbox flushed")
+    func recoveryEndToEnd() async throws {
+        var configuration = RealtimeServer.Configuration(tokens: ["it-token"])
+        configuration.faults.frameDelay = .milliseconds(20)
+        try await withReferenceServer(configuration) { server, port in
+            let lifecycle = LifecycleDriver()
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
+            try await withRunningSession(session) { status in
+                try await status.waitFor(.connected)
+                var subscriptions: [Subscription] = []
+                for index in 0..<20 { subscriptions.append(try await session.subscribe(to: "c\(index)")) }
+                var reports = session.recoveryReports.makeAsyncIterator()
+                await lifecycle.background()
+                await server.waitForOpenConnections(0)
+                for index in 0..<20 {
+                    server.publish("a", to: "c\(index)")
+                    server.publish("b", to: "c\(index)")
+                }
+                let queued = Task { try await session.publish("from the outbox", to: "c0") }
+                for await count in session.outboxCountUpdates where count == 1 { break }
+                await lifecycle.foreground()
+                let report = try #require(await reports.next())
+                #expect(report.trigger == .foreground)
+                #expect(report.isComplete)
+                #expect(report.caughtUp.values.reduce(0, +) == 40)
+                #expect(report.outboxFlushed == 1)
+                #expect(try await queued.value == 3)
+                for subscription in subscriptions {
+                    var messages = subscription.makeAsyncIterator()
+                    #expect(try await messages.next()?.data == "a")
+                    #expect(try await messages.next()?.data == "b")
+                }
+                // Iterators of one subscription share its stream: "a" and "b" are read already.
+                var first = subscriptions[0].makeAsyncIterator()
+                #expect(try await first.next()?.data == "from the outbox")
+            }
+        }
+    }
+
+    @Test("background refresh against the real server: connects, catches up, lets go")
+    func refreshEndToEnd() async throws {
+        try await withReferenceServer { server, port in
+            let lifecycle = LifecycleDriver(initialState: .background)
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
+            try await withRunningSession(session) { _ in
+                let room = try await session.subscribe(to: "room")
+                let report = try await session.refresh(within: .seconds(5))
+                #expect(report.trigger == .backgroundRefresh)
+                #expect(report.steps.map(\.id) == [.connected, .authenticated, .subscription("room")])
+                await server.waitForOpenConnections(0)
+                #expect(session.status == .disconnected(.notStarted))
+                server.publish("later", to: "room")
+                await lifecycle.foreground()
+                var messages = room.makeAsyncIterator()
+                #expect(try await messages.next()?.data == "later")
+            }
+        }
+    }
+}
