@@ -2,6 +2,7 @@ public import SDK
 
 extension AppSettings {
     /// Settings for tests against a ``TestServer``: a loopback URL, no jitter (exact delays),
+    /// no heartbeat (so only the test moves time; turn it on with `heartbeat(interval:timeout:)`),
     /// and Auto or Manual mode.
     public static func testing(
         auto: Bool = true,
@@ -14,6 +15,7 @@ extension AppSettings {
                 .autoEstablishSocketConnection(auto)
                 .token(token)
                 .jitter(.fixed(0))
+                .noHeartbeat()
         ).build()
     }
 }

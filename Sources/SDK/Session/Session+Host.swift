@@ -9,7 +9,7 @@ extension Session {
     public func connect() async throws {
         ensureStarted()
         pendingTrigger = .appConnect
-        apply(policy.connectRequested())
+        decide("connect() called") { $0.connectRequested() }
         if status == .connected { return }
         if case .idle = link, timers[.policy(.reconnect)] == nil {
             throw SessionError(.notWanted, "the \(policy.name) policy does not connect now (app is \(lifecycle))", reason: status.reason)
@@ -24,7 +24,7 @@ extension Session {
     /// the session has let go of the socket (the close frame is on its way).
     public func disconnect() {
         ensureStarted()
-        apply(policy.disconnectRequested())
+        decide("disconnect() called") { $0.disconnectRequested() }
     }
 
     /// Sends a ping and returns when the server's pong arrives. In Manual mode in the
@@ -32,12 +32,12 @@ extension Session {
     /// ``SessionError/Code/notConnected`` when there is no connection.
     public func ping() async throws {
         ensureStarted()
-        apply(policy.pingRequested())
+        decide("ping() called") { $0.pingRequested() }
         guard case .open(_, let wire, _) = link else {
             throw SessionError(.notConnected, "ping needs a connection (status: \(status))")
         }
         let id = makeRequestID()
-        _ = try await request(.ping(id: id), on: wire)
+        _ = try await request(.ping(id: id), on: wire, kind: .appPing)
     }
 
     /// Tells the session the app's lifecycle state: from SwiftUI's `scenePhase`, or a custom
@@ -48,8 +48,11 @@ extension Session {
         let wasForeground = lifecycle.isForeground
         lifecycle = state
         if state.isForeground, !wasForeground { pendingTrigger = .foreground }
-        apply(policy.lifecycleChanged(to: state))
-        if state.isForeground != wasForeground { armOutboxDeadline() }
+        decide("app is \(state)") { $0.lifecycleChanged(to: state) }
+        if state.isForeground != wasForeground {
+            armOutboxDeadline()
+            if state.isForeground { probeAfterForeground() } else { stopHeartbeat() }
+        }
     }
 
     /// Tells the session whether the network is reachable: unreachable stops retries, reachable
@@ -59,7 +62,16 @@ extension Session {
         guard reachable != isNetworkReachable else { return }
         isNetworkReachable = reachable
         if reachable { pendingTrigger = .networkRestored }
-        apply(policy.networkReachabilityChanged(isReachable: reachable))
+        decide("network \(reachable ? "reachable" : "unreachable")") { $0.networkReachabilityChanged(isReachable: reachable) }
+    }
+
+    /// Tells the session the credentials changed (the token provider has a new token): after
+    /// rejected credentials, it tries again at once; otherwise the next attempt uses them anyway.
+    public func credentialsChanged() {
+        ensureStarted()
+        guard status.reason?.code == .credentialsRejected else { return }
+        pendingTrigger = .appConnect
+        decide("credentials changed after a rejection") { $0.connectRequested() }
     }
 
     /// Replaces the connection policy at run time. The new policy starts from the facts (the
@@ -81,7 +93,8 @@ extension Session {
         }
         policy = newPolicy
         pendingTrigger = .policyReplaced
-        apply(policy.start(in: PolicyContext(lifecycle: lifecycle, isConnected: isConnected, isNetworkReachable: isNetworkReachable)))
+        let context = PolicyContext(lifecycle: lifecycle, isConnected: isConnected, isNetworkReachable: isNetworkReachable)
+        decide("replaced (\(lifecycle), connected: \(isConnected))") { $0.start(in: context) }
         if case .idle = link, status == .connecting || status.isConnected {
             setStatus(.disconnected(.policyReplaced))
         }

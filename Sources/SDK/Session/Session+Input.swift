@@ -30,6 +30,7 @@ extension Session {
         case recoveryStep(RecoveryStepID)
         case outboxDeadline
         case refreshDeadline
+        case heartbeat
     }
 
     /// Work that needs a child task of `run()`.

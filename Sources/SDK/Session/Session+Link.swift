@@ -1,6 +1,18 @@
 import ConnectionPolicy
 
 extension Session {
+    /// Feeds the policy one event, logs what it decided and why, and carries it out.
+    func decide(_ event: @autoclosure () -> String, _ body: (inout any SessionPolicy) -> [PolicyAction]) {
+        let actions = body(&policy)
+        logDecision(event(), actions)
+        apply(actions)
+    }
+
+    func logDecision(_ event: @autoclosure () -> String, _ actions: [PolicyAction]) {
+        let level: LogLevel = actions.isEmpty ? .debug : .info
+        settings.logger.log(level, "policy \(policy.name): \(event()) → \(actions.isEmpty ? "nothing" : actions.map(\.description).joined(separator: ", "))")
+    }
+
     /// Carries out the policy's actions in order.
     func apply(_ actions: [PolicyAction]) {
         for action in actions {
@@ -69,6 +81,7 @@ extension Session {
         }
         link = .idle
         cancelTimer(.connectTimeout)
+        cancelTimer(.heartbeat)
         markChannelsUnsubscribed()
         recovery?.connectionLost()
     }
@@ -103,6 +116,7 @@ extension Session {
         link = .idle
         cancelTimer(.connectTimeout)
         let detail = (error as? TransportError)?.description ?? String(describing: error)
+        settings.logger.log(.info, "connect attempt failed: \(detail)")
         lost(ConnectionLoss(reason: .error(detail), disposition: .retry, uptime: nil))
     }
 
@@ -130,6 +144,7 @@ extension Session {
     func connectionEnded(reason: DisconnectReason, disposition: RetryDisposition) {
         var uptime: Duration?
         if case .open(_, _, let since) = link { uptime = clock.elapsed(since: since) }
+        settings.logger.log(.info, "connection ended: \(reason) (\(disposition))")
         teardownLink(code: .normal, reason: "connection ended")
         failAllRequests(SessionError(.connectionLost, "the connection was lost: \(reason)", reason: reason))
         if refreshOwnsLink {
@@ -142,6 +157,7 @@ extension Session {
 
     private func lost(_ loss: ConnectionLoss) {
         let actions = policy.connectionLost(loss)
+        logDecision("connection lost (\(loss))", actions)
         // `reconnecting` only when the policy will try again; a final loss goes straight to
         // `disconnected` through its close action.
         let isFinal = actions.contains { if case .closeConnection = $0 { true } else { false } }
@@ -156,7 +172,8 @@ extension Session {
         cancelTimer(.connectTimeout)
         setStatus(.connected)
         startReplay()
-        if !refreshOwnsLink { apply(policy.connectionOpened()) }
+        armHeartbeat()
+        if !refreshOwnsLink { decide("connection opened") { $0.connectionOpened() } }
     }
 
     // MARK: Timers
@@ -177,7 +194,7 @@ extension Session {
         timers[key] = nil
         switch key {
         case .policy:
-            if let policyTimer = timer.policyTimer { apply(policy.timerFired(policyTimer)) }
+            if let policyTimer = timer.policyTimer { decide("timer \(policyTimer) fired") { $0.timerFired(policyTimer) } }
         case .connectTimeout:
             switch link {
             case .opening, .authenticating:
@@ -193,6 +210,8 @@ extension Session {
             armOutboxDeadline()
         case .refreshDeadline:
             failRefresh(SessionError(.timedOut, "the background refresh did not finish within its deadline"))
+        case .heartbeat:
+            sendHeartbeat()
         }
     }
 }

@@ -63,7 +63,7 @@ extension Session {
     func policyTakesOverRefreshLink() {
         guard refresh?.ownsLink == true else { return }
         refresh?.ownsLink = false
-        if case .open = link { apply(policy.connectionOpened()) }
+        if case .open = link { decide("connection opened (taken over from a background refresh)") { $0.connectionOpened() } }
     }
 
     var refreshOwnsLink: Bool { refresh?.ownsLink == true }

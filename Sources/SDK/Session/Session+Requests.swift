@@ -3,7 +3,24 @@ import ConnectionPolicy
 extension Session {
     /// A request waiting for its reply.
     struct PendingRequest {
-        let waiter: CheckedContinuation<Ack, any Error>
+        /// Who waits for it.
+        enum Kind {
+            /// A host call (publish, an outbox entry).
+            case caller
+            /// The app's `ping()`: a missing pong also ends the connection (it is the heartbeat
+            /// in the background).
+            case appPing
+            /// The session's own heartbeat, or the probe on return to the foreground.
+            case heartbeat
+        }
+
+        let waiter: CheckedContinuation<Ack, any Error>?
+        let kind: Kind
+
+        init(waiter: CheckedContinuation<Ack, any Error>?, kind: Kind = .caller) {
+            self.waiter = waiter
+            self.kind = kind
+        }
     }
 
     /// Encodes and queues a message on the wire, in order.
@@ -20,7 +37,7 @@ extension Session {
 
     /// Sends a request and waits for its reply (an ack, or a pong as an ack), within the
     /// request timeout.
-    func request(_ message: ClientMessage, on wire: Wire) async throws -> Ack {
+    func request(_ message: ClientMessage, on wire: Wire, kind: PendingRequest.Kind = .caller) async throws -> Ack {
         let frame: TransportFrame
         do {
             frame = try settings.codec.encode(message)
@@ -29,7 +46,7 @@ extension Session {
         }
         let id = message.id
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Ack, any Error>) in
-            requests[id] = PendingRequest(waiter: continuation)
+            requests[id] = PendingRequest(waiter: continuation, kind: kind)
             arm(.request(id), after: settings.requestTimeout)
             wire.outbound.yield(.frame(frame))
         }
@@ -38,8 +55,18 @@ extension Session {
     func resolveRequest(_ id: RequestID, with result: Result<Ack, any Error>) -> Bool {
         guard let pending = requests.removeValue(forKey: id) else { return false }
         cancelTimer(.request(id))
-        pending.waiter.resume(with: result)
+        pending.waiter?.resume(with: result)
         outboxRequestSettled(id)
+        switch (pending.kind, result) {
+        case (.heartbeat, .success):
+            armHeartbeat()
+        case (.heartbeat, .failure(let error)), (.appPing, .failure(let error)):
+            if let error = error as? SessionError, error.code == .timedOut {
+                connectionEnded(reason: DisconnectReason(.networkLost, detail: "no pong in time: the connection is half-open"), disposition: .retry)
+            }
+        case (.caller, _), (.appPing, .success):
+            break
+        }
         return true
     }
 
@@ -53,7 +80,7 @@ extension Session {
         requests = [:]
         for (id, request) in pending {
             cancelTimer(.request(id))
-            request.waiter.resume(throwing: error)
+            request.waiter?.resume(throwing: error)
         }
         failAllSubscribeWaiters(error)
     }
@@ -66,6 +93,7 @@ extension Session {
         } catch {
             // A server that sends what the protocol does not allow is broken or hostile: end
             // this connection with a typed reason; the policy decides about retrying.
+            settings.logger.log(.warning, "bad frame from server: \(error)")
             connectionEnded(reason: .error("bad frame from server: \(error)"), disposition: .retry)
             return
         }
@@ -94,5 +122,45 @@ extension Session {
         case .message(let message):
             deliver(message)
         }
+    }
+}
+
+extension Session {
+    /// Arms the next heartbeat: only with an open connection, in the foreground.
+    func armHeartbeat() {
+        guard let heartbeat = settings.heartbeat, case .open = link, lifecycle.isForeground else { return }
+        arm(.heartbeat, after: heartbeat.interval)
+        settings.logger.log(.debug, "heartbeat armed: next ping in \(heartbeat.interval)")
+    }
+
+    /// Sends the heartbeat's ping; a missing pong within the timeout ends the connection.
+    func sendHeartbeat() {
+        guard let heartbeat = settings.heartbeat else { return }
+        sendLivenessPing(timeout: heartbeat.timeout)
+    }
+
+    /// Back in the foreground with a connection that claims to be open: one ping with a short
+    /// timeout before it is trusted.
+    func probeAfterForeground() {
+        guard settings.heartbeat != nil, case .open = link else { return }
+        cancelTimer(.heartbeat)
+        sendLivenessPing(timeout: settings.foregroundProbeTimeout)
+    }
+
+    /// In the background the session runs no heartbeat of its own (nor its pending ping).
+    func stopHeartbeat() {
+        cancelTimer(.heartbeat)
+        for (id, request) in requests where request.kind == .heartbeat {
+            requests[id] = nil
+            cancelTimer(.request(id))
+        }
+    }
+
+    private func sendLivenessPing(timeout: Duration) {
+        guard case .open(_, let wire, _) = link else { return }
+        let id = makeRequestID()
+        requests[id] = PendingRequest(waiter: nil, kind: .heartbeat)
+        arm(.request(id), after: timeout)
+        send(.ping(id: id), on: wire)
     }
 }

@@ -169,6 +169,7 @@ public actor Session {
             case .recoveryStep: "recovery-step"
             case .outboxDeadline: "outbox"
             case .refreshDeadline: "refresh"
+            case .heartbeat: "heartbeat"
             }
         }.sorted()
     }
@@ -177,7 +178,9 @@ public actor Session {
     public var appState: AppLifecycleState { lifecycle }
 
     func setStatus(_ status: ConnectionStatus) {
+        let previous = self.status
         guard statusBroadcaster.set(status) else { return }
+        settings.logger.log(.info, "status: \(previous) → \(status)")
         switch status {
         case .connected:
             resumeConnectWaiters(with: .success(()))
@@ -199,7 +202,8 @@ public actor Session {
     func ensureStarted() {
         guard !isPolicyStarted else { return }
         isPolicyStarted = true
-        apply(policy.start(in: PolicyContext(lifecycle: lifecycle, isConnected: false, isNetworkReachable: isNetworkReachable)))
+        let context = PolicyContext(lifecycle: lifecycle, isConnected: false, isNetworkReachable: isNetworkReachable)
+        decide("start (\(lifecycle), reachable: \(isNetworkReachable))") { $0.start(in: context) }
     }
 
     func makeSerial() -> UInt64 {

@@ -22,6 +22,9 @@ extension AppSettings {
         private var jitter: JitterSource?
         private var codec: any WireCodec = JSONWireCodec()
         private var tokenProvider: TokenProvider?
+        private var logger: SessionLogger = .platformDefault
+        private var heartbeat: (interval: Duration, timeout: Duration)? = (.seconds(25), .seconds(10))
+        private var probeTimeout: Duration = .seconds(3)
 
         public init() {}
 
@@ -145,6 +148,41 @@ extension AppSettings {
             return copy
         }
 
+        /// Where the log goes (default: `os.Logger` on Apple platforms, silent elsewhere).
+        public func logger(_ logger: SessionLogger) -> Builder {
+            var copy = self
+            copy.logger = logger
+            return copy
+        }
+
+        /// Logs at or above `level` to `sink`.
+        public func logging(minimumLevel level: LogLevel = .info, _ sink: @escaping @Sendable (LogRecord) -> Void) -> Builder {
+            logger(SessionLogger(minimumLevel: level, sink: sink))
+        }
+
+        /// The foreground heartbeat that finds half-open connections (default 25 s / 10 s). It
+        /// never runs in the background: there, Manual mode's `ping()` is the heartbeat.
+        public func heartbeat(interval: Duration, timeout: Duration) -> Builder {
+            var copy = self
+            copy.heartbeat = (interval, timeout)
+            return copy
+        }
+
+        /// Turns the heartbeat off.
+        public func noHeartbeat() -> Builder {
+            var copy = self
+            copy.heartbeat = nil
+            return copy
+        }
+
+        /// How long the probe of a connection found open on return to the foreground may wait
+        /// for its pong (default 3 s).
+        public func foregroundProbeTimeout(_ timeout: Duration) -> Builder {
+            var copy = self
+            copy.probeTimeout = timeout
+            return copy
+        }
+
         /// Where backoff jitter comes from (default: seeded from the system's random source).
         public func jitter(_ source: JitterSource) -> Builder {
             var copy = self
@@ -168,6 +206,11 @@ extension AppSettings {
             try Self.check(connectTimeout, "connectTimeout", allowZero: false)
             try Self.check(requestTimeout, "requestTimeout", allowZero: false)
             try Self.check(outboxTimeout, "outboxTimeout", allowZero: false)
+            try Self.check(probeTimeout, "foregroundProbeTimeout", allowZero: false)
+            if let heartbeat {
+                try Self.check(heartbeat.interval, "heartbeat interval", allowZero: false)
+                try Self.check(heartbeat.timeout, "heartbeat timeout", allowZero: false)
+            }
             if let problem = backoff.problem { throw SettingsError(.invalidBackoff, problem) }
             guard (0...100_000).contains(outboxLimit) else { throw SettingsError(.invalidLimit, "outboxLimit must be 0 to 100000 (got \(outboxLimit))") }
             guard (1...100).contains(replayAttempts) else { throw SettingsError(.invalidLimit, "replayAttempts must be 1 to 100 (got \(replayAttempts))") }
@@ -188,6 +231,9 @@ extension AppSettings {
                 allowsInsecureTransport: allowInsecure,
                 jitter: jitter ?? .random(),
                 codec: codec,
+                logger: logger,
+                heartbeat: heartbeat,
+                foregroundProbeTimeout: probeTimeout,
                 tokenProvider: tokenProvider,
                 customPolicy: customPolicy
             )

@@ -64,6 +64,14 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public let jitter: JitterSource
     /// The codec for the wire protocol.
     public let codec: any WireCodec
+    /// Where the session's log goes.
+    public let logger: SessionLogger
+    /// The heartbeat in the foreground: a ping every `interval`, a pong expected within
+    /// `timeout`; `nil` turns it off.
+    public let heartbeat: (interval: Duration, timeout: Duration)?
+    /// How long the pong to the probe of a connection found open on return to the foreground
+    /// may take before the connection is distrusted.
+    public let foregroundProbeTimeout: Duration
     let tokenProvider: TokenProvider?
     let customPolicy: (any SessionPolicy)?
 

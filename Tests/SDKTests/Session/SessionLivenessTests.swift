@@ -1,0 +1,147 @@
+import SDK
+import SDKTesting
+import Testing
+
+@Suite("Liveness, credentials and logging", .timeLimit(.minutes(1)))
+struct SessionLivenessTests {
+    let clock = TestClock()
+    let lifecycle = LifecycleDriver()
+
+    @Test("the heartbeat finds a half-open connection (the server stops answering) and reconnects")
+    func halfOpen() async throws {
+        let server = TestServer()
+        let log = LogWaiter()
+        let session = Session(
+            settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)).logging(minimumLevel: .debug, log.record) },
+            transport: server.transport(), clock: clock, lifecycle: lifecycle
+        )
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            #expect(await session.armedTimers == ["heartbeat"])
+            await clock.advance(by: .seconds(25))  // a ping, answered: the next one is armed
+            await log.waitFor(count: 2) { $0.message.hasPrefix("heartbeat armed") }
+            server.setFrozen(true)
+            await clock.advance(by: .seconds(25))  // a ping, unanswered
+            await server.waitForReceivedMessages(3)
+            await clock.advance(by: .seconds(9))
+            #expect(session.status == .connected)
+            await clock.advance(by: .seconds(1))
+            let seen = try await status.waitFor { $0.reason?.detail?.contains("half-open") == true }
+            #expect(seen.last?.reason?.code == .networkLost)
+        }
+    }
+
+    @Test("no heartbeat runs in the background; the app's ping() is the heartbeat there (Manual)")
+    func noHeartbeatInBackground() async throws {
+        let server = TestServer()
+        let session = Session(
+            settings: try .testing(auto: false) { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) },
+            transport: server.transport(), clock: clock, lifecycle: lifecycle
+        )
+        try await withRunningSession(session) { status in
+            try await session.connect()
+            await lifecycle.background()
+            #expect(await session.armedTimers == ["watchdog"])
+            server.setFrozen(true)
+            await #expect(throws: SessionError.self) {
+                async let ping: Void = session.ping()
+                await server.waitForReceivedMessages(2)
+                await clock.advance(by: .seconds(10))
+                try await ping
+            }
+            // The unanswered ping ended the half-open connection; in the background, no retry.
+            try await status.waitFor { if case .disconnected = $0 { true } else { false } }
+            #expect(await session.armedTimers == [])
+        }
+    }
+
+    @Test("back in the foreground, a connection that claims to be open is probed before it is trusted")
+    func foregroundProbe() async throws {
+        let server = TestServer()
+        let session = Session(
+            settings: try .testing(auto: false) { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)).foregroundProbeTimeout(.seconds(2)) },
+            transport: server.transport(), clock: clock, lifecycle: lifecycle
+        )
+        try await withRunningSession(session) { status in
+            try await session.connect()
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+            server.setFrozen(true)
+            await lifecycle.foreground()
+            await server.waitForReceivedMessages(2)  // auth, the probe
+            await clock.advance(by: .seconds(2))
+            try await status.waitFor { $0.reason?.detail?.contains("half-open") == true }
+        }
+    }
+
+    @Test("after rejected credentials, credentialsChanged() tries again with the provider's new token")
+    func credentialsChanged() async throws {
+        let server = TestServer(tokens: ["new"])
+        let token = Locked("old")
+        let settings = try AppSettings.testing { $0.tokenProvider { Secret(token.withLock { $0 }) } }
+        let session = Session(settings: settings, transport: server.transport(), clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor { $0.reason?.code == .credentialsRejected }
+            token.withLock { $0 = "new" }
+            await session.credentialsChanged()
+            try await status.waitFor(.connected)
+            #expect(server.receivedMessages.filter { if case .authenticate = $0 { true } else { false } }.count == 2)
+        }
+    }
+
+    @Test("every state change and policy decision is logged with its reason; the token never is")
+    func logging() async throws {
+        let secret = "tok-3141592653"
+        let server = TestServer(tokens: [secret])
+        let records = Locked([LogRecord]())
+        let settings = try AppSettings.testing(token: secret) { $0.logging(minimumLevel: .debug) { record in records.withLock { $0.append(record) } } }
+        let session = Session(settings: settings, transport: server.transport(), clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await clock.advance(by: .seconds(60))
+            server.dropAllConnections()
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+        }
+        let lines = records.withLock { $0 }.map(\.description)
+        #expect(lines.contains { $0.contains("policy auto: start") && $0.contains("open connection") })
+        #expect(lines.contains { $0.contains("status: connecting → connected") })
+        #expect(lines.contains { $0.contains("connection lost") && $0.contains("open connection") })
+        #expect(lines.contains { $0.contains("app is background") && $0.contains("close connection (appBackgrounded)") })
+        for line in lines { #expect(!line.contains(secret), "leaked: \(line)") }
+    }
+}
+
+/// Collects log records and lets a test await one (an event, not a poll).
+final class LogWaiter: Sendable {
+    private struct State {
+        var records: [LogRecord] = []
+        var waiters: [(predicate: @Sendable (LogRecord) -> Bool, count: Int, signal: OneShot)] = []
+    }
+
+    private let state = Locked(State())
+
+    var records: [LogRecord] { state.withLock { $0.records } }
+
+    @Sendable func record(_ record: LogRecord) {
+        let ready: [OneShot] = state.withLock { state in
+            state.records.append(record)
+            let records = state.records
+            let ready = state.waiters.filter { waiter in records.filter(waiter.predicate).count >= waiter.count }
+            state.waiters.removeAll { waiter in records.filter(waiter.predicate).count >= waiter.count }
+            return ready.map(\.signal)
+        }
+        for signal in ready { signal.fire() }
+    }
+
+    /// Returns once `count` records match `predicate`.
+    func waitFor(count: Int = 1, _ predicate: @escaping @Sendable (LogRecord) -> Bool) async {
+        let signal: OneShot? = state.withLock { state in
+            guard state.records.filter(predicate).count < count else { return nil }
+            let signal = OneShot()
+            state.waiters.append((predicate, count, signal))
+            return signal
+        }
+        await signal?.wait()
+    }
+}
