@@ -145,3 +145,41 @@ final class LogWaiter: Sendable {
         await signal?.wait()
     }
 }
+
+@Suite("Reachability", .timeLimit(.minutes(1)))
+struct ReachabilityTests {
+    @Test("unreachable stops trying (no retry timer); reachable again tries at once")
+    func pauseAndResume() async throws {
+        let server = TestServer()
+        let network = ManualNetworkMonitor()
+        let clock = TestClock()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, network: network)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            server.setRefusingConnections(true)
+            server.dropAllConnections()
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            #expect(await session.armedTimers == ["reconnect"])
+            await network.send(isReachable: false)
+            #expect(await session.armedTimers == [])
+            await clock.advance(by: .seconds(3600))
+            #expect(server.acceptedConnectionCount == 1)
+            server.setRefusingConnections(false)
+            await network.send(isReachable: true)
+            try await status.waitFor(.connected)
+            #expect(server.acceptedConnectionCount == 2)
+        }
+    }
+
+    @Test("the Linux defaults: a manual lifecycle source (active) and a manual network monitor (reachable)")
+    func platformDefaults() {
+        #if !canImport(Network)
+        #expect(PlatformDefaults.networkMonitor() is ManualNetworkMonitor)
+        #endif
+        #if !canImport(UIKit) && !canImport(AppKit) && !canImport(WatchKit)
+        #expect(PlatformDefaults.lifecycleSource() is ManualLifecycleSource)
+        #endif
+        #expect(PlatformDefaults.networkMonitor().isReachable)
+        #expect(PlatformDefaults.lifecycleSource().state == .active)
+    }
+}

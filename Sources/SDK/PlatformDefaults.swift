@@ -1,0 +1,26 @@
+/// The lifecycle source and network monitor for the platform the app runs on.
+public enum PlatformDefaults {
+    /// UIKit's, WatchKit's or AppKit's lifecycle notifications on Apple platforms; elsewhere
+    /// (Linux) a manual source that changes only when told.
+    public static func lifecycleSource() -> any LifecycleSource {
+        #if canImport(UIKit) && !os(watchOS)
+        NotificationLifecycleSource(mapping: .uiKit)
+        #elseif canImport(WatchKit)
+        NotificationLifecycleSource(mapping: .watchKit)
+        #elseif canImport(AppKit)
+        NotificationLifecycleSource(mapping: .appKit)
+        #else
+        ManualLifecycleSource()
+        #endif
+    }
+
+    /// `NWPathMonitor` on Apple platforms; elsewhere (Linux) a manual monitor that changes only
+    /// when told.
+    public static func networkMonitor() -> any NetworkMonitor {
+        #if canImport(Network)
+        PathNetworkMonitor()
+        #else
+        ManualNetworkMonitor()
+        #endif
+    }
+}
