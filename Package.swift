@@ -25,6 +25,7 @@ let package = Package(
     dependencies: [
         // Only for targets that are not library products (see the note at the top).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
     ],
     targets: [
         .target(name: "ConnectionPolicy", swiftSettings: strictSettings),
@@ -52,7 +53,11 @@ let package = Package(
         .executableTarget(name: "bench", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
         .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
 
-        .testTarget(name: "ConnectionPolicyTests", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ConnectionPolicyTests",
+            dependencies: ["ConnectionPolicy", .product(name: "PropertyBased", package: "swift-property-based")],
+            swiftSettings: strictSettings
+        ),
         .testTarget(name: "SDKTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),
         .testTarget(
             name: "IntegrationTests",
