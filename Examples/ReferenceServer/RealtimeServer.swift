@@ -81,6 +81,9 @@ public final class RealtimeServer: Sendable {
 
     /// WebSocket connections open now.
     public var openConnectionCount: Int { state.withLock { $0.connections.count } }
+    /// The connections subscribed to `channel` now.
+    public func subscriberCount(of channel: String) -> Int { state.withLock { $0.core.subscriberCount(of: channel) } }
+
     /// WebSocket connections accepted since start.
     public var acceptedConnectionCount: Int { state.withLock { $0.acceptedTotal } }
 

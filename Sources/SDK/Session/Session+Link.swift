@@ -86,13 +86,13 @@ extension Session {
         recovery?.connectionLost()
     }
 
-    func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?) {
+    func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?, settled: OneShot) {
         let (outbound, continuation) = AsyncStream<Outbound>.makeStream()
         guard case .opening(let current) = link, current.id == attempt else {
             // A socket for an attempt given up on: close it. The writer fires its `settled`.
             continuation.yield(.close(.normal, reason: "connect cancelled"))
             continuation.finish()
-            spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: staleSettled(for: attempt)))
+            spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: settled))
             return
         }
         let wire = Wire(connection: connection, outbound: continuation)
@@ -101,14 +101,6 @@ extension Session {
         let authID = makeRequestID()
         link = .authenticating(current, wire, authID: authID)
         send(.authenticate(id: authID, token: token), on: wire)
-    }
-
-    /// The attempt's `settled` signal, for a socket that arrived after the attempt was dropped.
-    /// The session keeps only the newest attempt's; an older one is long settled by then, so a
-    /// fresh signal does: nothing waits for it.
-    private func staleSettled(for attempt: UInt64) -> OneShot {
-        if attempt == nextAttemptID, let settled = lastAttemptSettled { return settled }
-        return OneShot()
     }
 
     func openFailed(attempt: UInt64, error: any Error) {

@@ -61,8 +61,8 @@ extension Session {
     /// The one funnel: everything that happens goes through here, one input at a time.
     func handle(_ input: Input) {
         switch input {
-        case .opened(let attempt, let connection, let token):
-            connectionOpened(attempt: attempt, connection: connection, token: token)
+        case .opened(let attempt, let connection, let token, let settled):
+            connectionOpened(attempt: attempt, connection: connection, token: token, settled: settled)
         case .openFailed(let attempt, let error):
             openFailed(attempt: attempt, error: error)
         case .transport(let attempt, let event):
@@ -137,8 +137,14 @@ extension Session {
         attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?,
         transport: any Transport, settings: AppSettings, sink: AsyncStream<Input>.Continuation
     ) async {
-        // Never two sockets: the previous attempt must have let go of its socket first.
+        // Never two sockets: the previous attempt must have let go of its socket first. And
+        // `settled` means "this attempt and every one before it hold no socket": it never fires
+        // before `after`, even when this attempt is abandoned while it waits.
         if let after { _ = await race({ await after.wait() }, cancelledBy: cancel) }
+        func settle() async {
+            await after?.wait()
+            settled.fire()
+        }
         let (result, cancelled) = await race({
             // A fresh token for every attempt, so an expired one is never reused.
             let token = try await settings.token()
@@ -148,18 +154,18 @@ extension Session {
         case .success((let connection, let token)):
             if cancelled {
                 await connection.close(code: .normal, reason: "connect cancelled")
-                settled.fire()
-            } else if case .enqueued = sink.yield(.opened(attempt: attempt, connection: connection, token: token)) {
+                await settle()
+            } else if case .enqueued = sink.yield(.opened(attempt: attempt, connection: connection, token: token, settled: settled)) {
                 // The session owns the socket now; its writer fires `settled` once it is closed.
             } else {
                 await connection.close(code: .goingAway, reason: "session ended")
-                settled.fire()
+                await settle()
             }
         case .failure(let error):
-            settled.fire()
+            await settle()
             if !cancelled { sink.yield(.openFailed(attempt: attempt, error: error)) }
         case nil:
-            settled.fire()
+            await settle()
         }
     }
 

@@ -1,0 +1,184 @@
+import NIOTransport
+import ReferenceServer
+import SDK
+
+/// Runs one schedule against the reference server and returns the invariants it broke.
+struct ChaosRunner {
+    let host: ServerHost
+    let seed: UInt64
+    let auto: Bool
+    let settle: Duration
+
+    func run(_ steps: [ChaosStep]) async throws -> [String] {
+        let port = host.port
+        let transport = CountingTransport(NIOWebSocketTransport(connectTimeout: .seconds(1)))
+        let lifecycle = ManualLifecycleSource()
+        let settings = try AppSettings.Builder()
+            .serverURL("ws://127.0.0.1:\(port)/")
+            .token("chaos")
+            .autoEstablishSocketConnection(auto)
+            .backgroundTimeout(.milliseconds(400))
+            .reconnectBackoff(Backoff(initial: .milliseconds(20), multiplier: 2, maximum: .milliseconds(200), jitter: 0.2))
+            .jitter(.seeded(seed))
+            .connectTimeout(.milliseconds(500))
+            .requestTimeout(.milliseconds(500))
+            .outboxTimeout(.seconds(2))
+            .stableConnectionAfter(.milliseconds(100))
+            .heartbeat(interval: .milliseconds(300), timeout: .milliseconds(250))
+            .foregroundProbeTimeout(.milliseconds(250))
+            .build()
+        let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
+        let violations = Locked([String]())
+        func violated(_ text: String) { violations.withLock { $0.append(text) } }
+
+        let epoch = Locked(0)
+        var consumers: [Int: (subscription: Subscription, received: Locked<[(epoch: Int, sequence: UInt64)]>, task: Task<Void, Never>)] = [:]
+        var calls: [Task<Void, Never>] = []
+        var state = (background: false, disconnectedByApp: false)
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await session.run() }
+
+            for (index, step) in steps.enumerated() {
+                let at = "after step \(index + 1) (\(step))"
+                switch step {
+                case .background:
+                    state.background = true
+                    await lifecycle.send(.background)
+                case .foreground:
+                    state.background = false
+                    await lifecycle.send(.active)
+                case .connect:
+                    state.disconnectedByApp = false
+                    calls.append(Task { _ = try? await session.connect() })
+                case .disconnect:
+                    state.disconnectedByApp = true
+                    await session.disconnect()
+                case .ping:
+                    calls.append(Task { _ = try? await session.ping() })
+                case .subscribe(let channel):
+                    guard consumers[channel] == nil, let subscription = try? await session.subscribe(to: "c\(channel)") else { break }
+                    let received = Locked([(epoch: Int, sequence: UInt64)]())
+                    let task = Task {
+                        do {
+                            for try await message in subscription {
+                                let now = epoch.withLock { $0 }
+                                received.withLock { list in
+                                    if let last = list.last, last.epoch == now, message.sequence <= last.sequence {
+                                        violated("c\(channel): sequence \(message.sequence) after \(last.sequence) (duplicate or out of order)")
+                                    }
+                                    list.append((now, message.sequence))
+                                }
+                            }
+                        } catch {}
+                    }
+                    consumers[channel] = (subscription, received, task)
+                case .unsubscribe(let channel):
+                    if let consumer = consumers.removeValue(forKey: channel) {
+                        await session.unsubscribe(from: "c\(channel)")
+                        consumer.task.cancel()
+                    }
+                case .publish(let channel):
+                    calls.append(Task { _ = try? await session.publish(.number(Double(index)), to: "c\(channel)") })
+                case .serverPublish(let channel):
+                    await host.server.publish(.number(Double(index)), to: "c\(channel)")
+                case .drop:
+                    await host.server.dropAllConnections()
+                case .refuse(let on):
+                    await host.server.updateFaults { $0.refuseConnections = on }
+                case .freeze(let on):
+                    await host.server.updateFaults { $0.freeze = on }
+                case .delay(let milliseconds):
+                    await host.server.updateFaults { $0.frameDelay = .milliseconds(milliseconds) }
+                case .rejectCredentials(let on):
+                    await host.server.updateFaults { $0.rejectCredentials = on }
+                case .close(let code):
+                    await host.server.closeAllConnections(code: CloseCode(code), reason: code == 4429 ? CloseCode.retryAfterReason(.milliseconds(50)) : "chaos")
+                case .restart:
+                    epoch.withLock { $0 += 1 }
+                    try? await host.restart()
+                }
+                try? await Task.sleep(for: settle)
+
+                // Invariants after every step.
+                if transport.maxOpen > 1 { violated("two sockets at once \(at)") }
+                let timers = Set(await session.armedTimers)
+                if state.background {
+                    // Manual: besides the watchdog, only the deadlines of what the app itself
+                    // asked for (its connect, its requests); never a recurring timer.
+                    let allowed: Set<String> = auto ? [] : ["watchdog", "request", "connect-timeout"]
+                    if !timers.isSubset(of: allowed) { violated("timers \(timers.sorted()) in the background \(at)") }
+                }
+                if (auto && state.background) || state.disconnectedByApp {
+                    let status = session.status
+                    if status == .connected || status == .connecting { violated("status \(status) \(at) (should not be connected)") }
+                    if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket stays open \(at)") }
+                }
+            }
+
+            // Back to normal: every subscription active again, nothing missed.
+            await host.server.setFaults(ServerFaults())
+            await lifecycle.send(.active)
+            // The app's part: connect() (Manual mode, after disconnect(), after rejected credentials).
+            calls.append(Task { _ = try? await session.connect() })
+            if !(await waitUntil(.seconds(5), { session.status == .connected })) {
+                violated("not connected again after the faults cleared (status \(session.status))")
+            }
+            var finals: [Int: UInt64] = [:]
+            for channel in consumers.keys {
+                if !(await waitUntil(.seconds(3), { await host.server.subscriberCount(of: "c\(channel)") == 1 })) {
+                    violated("c\(channel) is not subscribed again after recovery")
+                }
+                finals[channel] = await host.server.publish("final", to: "c\(channel)")
+            }
+            for (channel, final) in finals {
+                guard let consumer = consumers[channel] else { continue }
+                let now = epoch.withLock { $0 }
+                if !(await waitUntil(.seconds(3), { consumer.received.withLock { $0.contains { $0.epoch == now && $0.sequence == final } } })) {
+                    violated("c\(channel): the final message (seq \(final)) never arrived")
+                    continue
+                }
+                let sequences = consumer.received.withLock { $0 }.filter { $0.epoch == now }.map(\.sequence)
+                if let first = sequences.first, sequences != Array(first...final) {
+                    let gaps = session.lastRecoveryReport?.gaps ?? []
+                    if !gaps.contains("c\(channel)") {
+                        violated("c\(channel): delivered \(sequences), expected every one of \(first)...\(final) exactly once")
+                    }
+                }
+            }
+            await session.shutdown()
+            await group.waitForAll()
+        }
+        for call in calls {
+            let finished = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    await call.value
+                    return true
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(3))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            if !finished { violated("a host call never completed") }
+        }
+        for consumer in consumers.values { consumer.task.cancel() }
+        if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket was left open after shutdown") }
+        if transport.maxOpen > 1 { violated("two sockets at once (max \(transport.maxOpen))") }
+        return violations.withLock { $0 }
+    }
+}
+
+/// Waits until `condition` holds, checking every 10 ms, for at most `timeout`. (A tool against
+/// real sockets, not a unit test.)
+func waitUntil(_ timeout: Duration, _ condition: () async -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return await condition()
+}

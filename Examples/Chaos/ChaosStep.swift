@@ -1,0 +1,66 @@
+/// One step of a chaos schedule.
+enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
+    case background, foreground, connect, disconnect, ping
+    case subscribe(Int), unsubscribe(Int), publish(Int)
+    case serverPublish(Int)
+    case drop, refuse(Bool), freeze(Bool), delay(Int), restart, rejectCredentials(Bool), close(UInt16)
+
+    var description: String {
+        switch self {
+        case .background: "background"
+        case .foreground: "foreground"
+        case .connect: "connect()"
+        case .disconnect: "disconnect()"
+        case .ping: "ping()"
+        case .subscribe(let channel): "subscribe(c\(channel))"
+        case .unsubscribe(let channel): "unsubscribe(c\(channel))"
+        case .publish(let channel): "publish(c\(channel))"
+        case .serverPublish(let channel): "server publishes on c\(channel)"
+        case .drop: "server drops every connection"
+        case .refuse(let on): "server refuses connections: \(on)"
+        case .freeze(let on): "server frozen: \(on)"
+        case .delay(let milliseconds): "server delays frames \(milliseconds) ms"
+        case .restart: "server restarts"
+        case .rejectCredentials(let on): "server rejects credentials: \(on)"
+        case .close(let code): "server closes with \(code)"
+        }
+    }
+
+    /// A schedule of `count` steps from `seed` (SplitMix64: the same seed, the same schedule).
+    static func schedule(seed: UInt64, count: Int) -> [ChaosStep] {
+        var random = SplitMix(seed: seed)
+        return (0..<count).map { _ in
+            let channel = Int(random.next() % 3)
+            switch random.next() % 22 {
+            case 0, 1, 2: return .background
+            case 3, 4, 5: return .foreground
+            case 6, 7: return .connect
+            case 8: return .disconnect
+            case 9: return .ping
+            case 10, 11: return .subscribe(channel)
+            case 12: return .unsubscribe(channel)
+            case 13, 14: return .publish(channel)
+            case 15, 16: return .serverPublish(channel)
+            case 17: return .drop
+            case 18: return .refuse(random.next() % 2 == 0)
+            case 19: return .freeze(random.next() % 2 == 0)
+            case 20: return [.delay(Int(random.next() % 40)), .restart, .rejectCredentials(random.next() % 2 == 0)][Int(random.next() % 3)]
+            default: return [.close(4000), .close(4429), .close(1001)][Int(random.next() % 3)]
+            }
+        }
+    }
+}
+
+struct SplitMix {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

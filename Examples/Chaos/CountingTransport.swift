@@ -1,0 +1,82 @@
+import Foundation
+import SDK
+
+/// Wraps a transport and counts its sockets, so the chaos run can check "never two sockets;
+/// every socket opened is closed".
+final class CountingTransport: Transport {
+    private struct State {
+        var open = 0
+        var maxOpen = 0
+        var opened = 0
+        var waiters = CountWaiters(.exactly)
+    }
+
+    private let base: any Transport
+    private let state = Locked(State())
+
+    init(_ base: any Transport) { self.base = base }
+
+    var openCount: Int { state.withLock { $0.open } }
+    var maxOpen: Int { state.withLock { $0.maxOpen } }
+    var openedCount: Int { state.withLock { $0.opened } }
+
+    func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        let connection = try await base.open(url: url, headers: headers)
+        state.withLock { state in
+            state.open += 1
+            state.opened += 1
+            state.maxOpen = max(state.maxOpen, state.open)
+        }
+        return CountedConnection(connection, transport: self)
+    }
+
+    func closed() {
+        let ready = state.withLock { state in
+            state.open -= 1
+            return state.waiters.ready(count: state.open)
+        }
+        for signal in ready { signal.fire() }
+    }
+
+    /// Waits until exactly `count` sockets are open, at most `timeout`; false on timeout.
+    func waitForOpen(_ count: Int, timeout: Duration) async -> Bool {
+        guard let signal = state.withLock({ $0.waiters.register(target: count, count: $0.open) }) else { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await signal.wait()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first || openCount == count
+        }
+    }
+}
+
+final class CountedConnection: TransportConnection {
+    private let base: any TransportConnection
+    private let transport: CountingTransport
+    private let isClosed = Locked(false)
+
+    init(_ base: any TransportConnection, transport: CountingTransport) {
+        self.base = base
+        self.transport = transport
+    }
+
+    var events: AsyncStream<TransportEvent> { base.events }
+
+    func send(_ frame: TransportFrame) async throws { try await base.send(frame) }
+
+    func close(code: CloseCode, reason: String) async {
+        await base.close(code: code, reason: reason)
+        let first = isClosed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        if first { transport.closed() }
+    }
+}
