@@ -5,7 +5,8 @@ extension Session {
     /// ``SessionError/Code/notWanted`` when the policy does not connect now (Auto mode in the
     /// background), and ``SessionError/Code/disconnected`` (with the reason) when the session
     /// gives up instead: rejected credentials, retries exhausted, the app backgrounded, `disconnect()`.
-    /// While a retry is pending it keeps waiting.
+    /// While a retry is pending it keeps waiting; if the calling task is cancelled it throws
+    /// `CancellationError` (the connection attempt itself goes on: cancel means "stop waiting").
     public func connect() async throws {
         ensureStarted()
         pendingTrigger = .appConnect
@@ -15,8 +16,17 @@ extension Session {
             throw SessionError(.notWanted, "the \(policy.name) policy does not connect now (app is \(lifecycle))", reason: status.reason)
         }
         let key = makeSerial()
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            connectWaiters[key] = continuation
+        let sink = inputSink
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    connectWaiters[key] = continuation
+                }
+            }
+        } onCancel: {
+            sink.yield(.connectWaiterCancelled(key))
         }
     }
 

@@ -18,6 +18,8 @@ extension Session {
         case customStepFinished(RecoveryStepID, serial: UInt64, error: String?)
         /// A subscriber stopped listening.
         case subscriberEnded(channel: String, subscriber: UInt64)
+        /// A task waiting in `connect()` was cancelled.
+        case connectWaiterCancelled(UInt64)
         /// Work was queued for the run loop to start.
         case wake
     }

@@ -76,6 +76,8 @@ extension Session {
             customStepFinished(id, serial: serial, error: error)
         case .subscriberEnded(let channel, let subscriber):
             removeSubscriber(subscriber, from: channel)
+        case .connectWaiterCancelled(let key):
+            connectWaiters.removeValue(forKey: key)?.resume(throwing: CancellationError())
         case .wake:
             break
         }

@@ -183,3 +183,39 @@ struct ReachabilityTests {
         #expect(PlatformDefaults.lifecycleSource().state == .active)
     }
 }
+
+@Suite("Bad input from the server", .timeLimit(.minutes(1)))
+struct BadServerInputTests {
+    @Test("replies to requests nobody made, and errors that answer none, are ignored: the session keeps working")
+    func unknownReplies() async throws {
+        let server = TestServer()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: TestClock())
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let codec = JSONWireCodec()
+            server.sendToAll(try codec.encode(ServerMessage.ack(Ack(id: 999, sequence: 5))))
+            server.sendToAll(try codec.encode(ServerMessage.pong(id: 12345)))
+            server.sendToAll(try codec.encode(ServerMessage.error(ServerError(id: nil, code: "internal", message: "noise"))))
+            server.sendToAll(try codec.encode(ServerMessage.message(ChannelMessage(channel: "never-subscribed", sequence: 1, data: 1))))
+            #expect(try await session.publish("still fine", to: "room") == 1)
+            #expect(session.status == .connected)
+        }
+    }
+
+    @Test("binary frames and unknown message types end the connection with a typed reason; the session recovers")
+    func unknownTypes() async throws {
+        let server = TestServer()
+        let clock = TestClock()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            for frame in [TransportFrame.binary([1, 2, 3]), .text(#"{"type":"surprise"}"#)] {
+                await clock.advance(by: .seconds(60))
+                server.sendToAll(frame)
+                let seen = try await status.waitFor(.connected)
+                #expect(seen.first?.reason?.code == .error)
+                #expect(seen.first?.reason?.detail?.contains("bad frame from server") == true)
+            }
+        }
+    }
+}

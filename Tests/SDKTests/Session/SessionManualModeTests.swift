@@ -227,3 +227,20 @@ struct SubscriptionTests {
         }
     }
 }
+
+@Suite("Host call cancellation", .timeLimit(.minutes(1)))
+struct HostCallCancellationTests {
+    @Test("a connect() whose task is cancelled stops waiting with CancellationError; the attempt goes on")
+    func connectCancelled() async throws {
+        let server = TestServer()
+        server.setRefusingConnections(true)
+        let session = Session(settings: try .testing(auto: false), transport: server.transport(), clock: TestClock())
+        try await withRunningSession(session) { status in
+            let waiter = Task { try await session.connect() }
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            waiter.cancel()
+            await #expect(throws: CancellationError.self) { try await waiter.value }
+            #expect(await session.armedTimers == ["reconnect"])
+        }
+    }
+}
