@@ -50,8 +50,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "demo", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Demo", swiftSettings: strictSettings),
-        .executableTarget(name: "bench", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
-        .executableTarget(name: "chaos", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Chaos", swiftSettings: strictSettings),
+        .executableTarget(name: "bench", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
+        .executableTarget(name: "chaos", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Chaos", swiftSettings: strictSettings),
         .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
 
         .testTarget(

@@ -5,7 +5,11 @@ import Foundation
 // Each scenario prints its figures and ends with one summary line.
 
 let usage = """
-    usage: bench recovery [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep]
+    usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep]
+           bench throughput [--messages N] [--rounds R]
+           bench reaction   [--cycles N]
+           bench background [--minutes M]
+           bench soak       [--cycles N]
     """
 
 let arguments = Array(CommandLine.arguments.dropFirst(2))
@@ -29,6 +33,14 @@ do {
         for count in counts {
             try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs).run()
         }
+    case "throughput":
+        try await ThroughputBench(messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 3)).run()
+    case "reaction":
+        try await ReactionBench(cycles: option("--cycles", default: 1_000)).run()
+    case "background":
+        try await BackgroundBench(minutes: option("--minutes", default: 10)).run()
+    case "soak":
+        try await SoakBench(cycles: option("--cycles", default: 10_000)).run()
     default:
         print(usage)
         exit(2)

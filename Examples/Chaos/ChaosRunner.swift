@@ -1,6 +1,7 @@
 import NIOTransport
 import ReferenceServer
 import SDK
+import SDKTesting
 
 /// Runs one schedule against the reference server and returns the invariants it broke.
 struct ChaosRunner {

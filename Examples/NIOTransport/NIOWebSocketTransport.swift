@@ -15,7 +15,7 @@ import NIOWebSocket
 public struct NIOWebSocketTransport: Transport {
     /// The largest message accepted, after aggregating fragments.
     public var maxFrameBytes: Int
-    /// How long the TCP connect may take.
+    /// How long the TCP connect and the WebSocket upgrade may take, together.
     public var connectTimeout: Duration
     let group: any EventLoopGroup
 
@@ -45,13 +45,17 @@ public struct NIOWebSocketTransport: Transport {
         let maxFrameBytes = self.maxFrameBytes
         let timeout = TimeAmount.milliseconds(Int64(connectTimeout.components.seconds) * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)
 
+        // The channel, once there is one: a cancelled `open` closes it (which fails the
+        // upgrade's future), and so does the deadline, so `open` never outlives either.
+        let pendingChannel = Locked<(any Channel)?>(nil)
         let upgrade: Upgrade
         do {
             let negotiated: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: group)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
                 .connect(host: host, port: port) { channel in
-                    channel.eventLoop.makeCompletedFuture {
+                    pendingChannel.withLock { $0 = channel }
+                    return channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
                             maxFrameSize: maxFrameBytes,
                             upgradePipelineHandler: { channel, _ in
@@ -87,7 +91,15 @@ public struct NIOWebSocketTransport: Transport {
                         )
                     }
                 }
-            upgrade = try await negotiated.get()
+            let deadline = negotiated.eventLoop.scheduleTask(in: timeout) {
+                pendingChannel.withLock { $0 }?.close(promise: nil)
+            }
+            upgrade = try await withTaskCancellationHandler {
+                try await negotiated.get()
+            } onCancel: {
+                pendingChannel.withLock { $0 }?.close(promise: nil)
+            }
+            deadline.cancel()
         } catch let error as TransportError {
             continuation.finish()
             throw error

@@ -1,9 +1,9 @@
-import Foundation
-import SDK
+public import Foundation
+public import SDK
 
-/// Wraps a transport and counts its sockets, so the chaos run can check "never two sockets;
-/// every socket opened is closed".
-final class CountingTransport: Transport {
+/// Wraps any transport (a real one too) and counts its sockets, so a test, a soak or a chaos
+/// run can check "never two sockets; every socket opened is closed".
+public final class CountingTransport: Transport {
     private struct State {
         var open = 0
         var maxOpen = 0
@@ -14,13 +14,16 @@ final class CountingTransport: Transport {
     private let base: any Transport
     private let state = Locked(State())
 
-    init(_ base: any Transport) { self.base = base }
+    public init(_ base: any Transport) { self.base = base }
 
-    var openCount: Int { state.withLock { $0.open } }
-    var maxOpen: Int { state.withLock { $0.maxOpen } }
-    var openedCount: Int { state.withLock { $0.opened } }
+    /// Sockets open now.
+    public var openCount: Int { state.withLock { $0.open } }
+    /// The most sockets open at once.
+    public var maxOpen: Int { state.withLock { $0.maxOpen } }
+    /// Sockets opened in all.
+    public var openedCount: Int { state.withLock { $0.opened } }
 
-    func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+    public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
         let connection = try await base.open(url: url, headers: headers)
         state.withLock { state in
             state.open += 1
@@ -38,8 +41,9 @@ final class CountingTransport: Transport {
         for signal in ready { signal.fire() }
     }
 
-    /// Waits until exactly `count` sockets are open, at most `timeout`; false on timeout.
-    func waitForOpen(_ count: Int, timeout: Duration) async -> Bool {
+    /// Waits until exactly `count` sockets are open, at most `timeout` of real time (for real
+    /// sockets; with a `TestServer`, prefer its own waits); false on timeout.
+    public func waitForOpen(_ count: Int, timeout: Duration) async -> Bool {
         guard let signal = state.withLock({ $0.waiters.register(target: count, count: $0.open) }) else { return true }
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask {
