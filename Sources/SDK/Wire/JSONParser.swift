@@ -1,11 +1,35 @@
 /// Parses JSON text into ``JSONValue`` with limits on depth and length. It never traps on
 /// input: every malformed text gives a ``JSONParseError`` naming the byte offset.
 struct JSONParser {
-    private let bytes: [UInt8]
+    private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private let maxDepth: Int
 
+    /// Parses a string in place (a native string is contiguous UTF-8: nothing is copied).
+    static func parse(_ text: String, maxDepth: Int = 32) throws(JSONParseError) -> JSONValue {
+        var text = text
+        let result: Result<JSONValue, JSONParseError> = text.withUTF8 { buffer in
+            do throws(JSONParseError) {
+                return .success(try parse(buffer, maxDepth: maxDepth))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     static func parse(_ bytes: [UInt8], maxDepth: Int = 32) throws(JSONParseError) -> JSONValue {
+        let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
+            do throws(JSONParseError) {
+                return .success(try parse(buffer, maxDepth: maxDepth))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
@@ -14,7 +38,7 @@ struct JSONParser {
         return value
     }
 
-    private init(bytes: [UInt8], maxDepth: Int) {
+    private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -218,7 +242,7 @@ struct JSONParser {
         return value
     }
 
-    private func validUTF8(_ slice: ArraySlice<UInt8>, at offset: Int) throws(JSONParseError) -> String {
+    private func validUTF8(_ slice: some Collection<UInt8>, at offset: Int) throws(JSONParseError) -> String {
         guard let text = String(validating: slice, as: UTF8.self) else { throw JSONParseError("invalid UTF-8", at: offset) }
         return text
     }

@@ -123,7 +123,7 @@ public struct JSONWireCodec: WireCodec, Hashable {
         guard count <= maxFrameBytes else { throw CodecError(.oversize, "frame of \(count) bytes exceeds the limit of \(maxFrameBytes)") }
         let value: JSONValue
         do {
-            value = try JSONParser.parse(Array(text.utf8), maxDepth: maxDepth)
+            value = try JSONParser.parse(text, maxDepth: maxDepth)
         } catch {
             throw CodecError(.malformed, error.description)
         }
