@@ -18,18 +18,14 @@ struct JSONParser {
         return try result.get()
     }
 
+    /// Parses bytes, which are validated as UTF-8 once, first.
     static func parse(_ bytes: [UInt8], maxDepth: Int = 32) throws(JSONParseError) -> JSONValue {
-        let result: Result<JSONValue, JSONParseError> = bytes.withUnsafeBufferPointer { buffer in
-            do throws(JSONParseError) {
-                return .success(try parse(buffer, maxDepth: maxDepth))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw JSONParseError("invalid UTF-8", at: 0) }
+        return try parse(text, maxDepth: maxDepth)
     }
 
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> JSONValue {
+    /// Parses valid UTF-8 (the bytes of a `String`): string values are taken as they are.
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) throws(JSONParseError) -> JSONValue {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
         parser.skipWhitespace()
         let value = try parser.parseValue(depth: 0)
@@ -79,8 +75,14 @@ struct JSONParser {
 
     private mutating func parseObject(depth: Int) throws(JSONParseError) -> JSONValue {
         index += 1
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object([:])
+        }
+        // Room for a typical message object at once, instead of growing one insert at a time.
+        var members: [String: JSONValue] = [:]
+        members.reserveCapacity(8)
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             return .object(members)
@@ -182,7 +184,7 @@ struct JSONParser {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                return try validUTF8(buffer[...], at: start)
+                return try validUTF8(buffer, at: start)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard index < bytes.count else { throw JSONParseError("unterminated string", at: start) }
@@ -242,8 +244,14 @@ struct JSONParser {
         return value
     }
 
-    private func validUTF8(_ slice: some Collection<UInt8>, at offset: Int) throws(JSONParseError) -> String {
-        guard let text = String(validating: slice, as: UTF8.self) else { throw JSONParseError("invalid UTF-8", at: offset) }
+    /// The text of valid UTF-8 bytes (the input is a `String`'s, so every slice between two
+    /// ASCII quotes is valid; decoding a buffer this way needs no generic metadata at run time).
+    private func validUTF8(_ slice: Slice<UnsafeBufferPointer<UInt8>>, at offset: Int) throws(JSONParseError) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: slice), as: UTF8.self)
+    }
+
+    private func validUTF8(_ bytes: [UInt8], at offset: Int) throws(JSONParseError) -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else { throw JSONParseError("invalid UTF-8", at: offset) }
         return text
     }
 }
