@@ -8,13 +8,19 @@ import SDK
 /// cycles against the reference server on loopback.
 struct ReactionBench {
     let cycles: Int
+    var log = false
 
     func run() async throws {
         let server = RealtimeServer(RealtimeServer.Configuration(tokens: ["bench"]))
         try await server.withRunning { port in
             let transport = ClosingTimesTransport(NIOWebSocketTransport())
             let lifecycle = ManualLifecycleSource()
-            let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:\(port)/").token("bench").noHeartbeat().build()
+            let start = ContinuousClock.now
+            let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:\(port)/").token("bench").noHeartbeat()
+                .logger(log ? SessionLogger(minimumLevel: .debug) { record in
+                    FileHandle.standardError.write(Data("[\((ContinuousClock.now - start).micros) µs] \(record)\n".utf8))
+                } : .silent)
+                .build()
             let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
             var toClose: [Duration] = []
             var toConnected: [Duration] = []

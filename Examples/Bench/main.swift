@@ -36,9 +36,11 @@ do {
     case "throughput":
         try await ThroughputBench(messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 3)).run()
     case "reaction":
-        try await ReactionBench(cycles: option("--cycles", default: 1_000)).run()
+        try await ReactionBench(cycles: option("--cycles", default: 1_000), log: arguments.contains("--log")).run()
     case "background":
         try await BackgroundBench(minutes: option("--minutes", default: 10)).run()
+    case "handshake":
+        try await HandshakeBench(cycles: option("--cycles", default: 3_000)).run()
     case "soak":
         try await SoakBench(cycles: option("--cycles", default: 10_000)).run()
     default:

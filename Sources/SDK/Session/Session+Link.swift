@@ -99,6 +99,7 @@ extension Session {
         spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: current.settled))
         spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
         let authID = makeRequestID()
+        settings.logger.log(.debug, "attempt \(attempt): socket open, authenticating")
         link = .authenticating(current, wire, authID: authID)
         send(.authenticate(id: authID, token: token), on: wire)
     }

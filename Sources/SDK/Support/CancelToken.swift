@@ -36,6 +36,10 @@ package final class OneShot: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow: Bool = state.withLock { state in
                     guard case .waiting(var waiters, let next) = state else { return true }
+                    // Cancelled before the continuation was registered: the cancellation handler
+                    // ran and found nothing to resume, so resume now. (Checked under the lock
+                    // that the handler takes too: one of the two always resumes, never both.)
+                    if Task.isCancelled { return true }
                     waiters[key] = continuation
                     state = .waiting(waiters, next: next)
                     return false
