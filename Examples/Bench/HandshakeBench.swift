@@ -14,7 +14,9 @@ struct HandshakeBench {
             let transport = NIOWebSocketTransport(connectTimeout: .seconds(3))
             var times: [Duration] = []
             var failures = 0
-            for _ in 0..<cycles {
+            var baseline = 0
+            for cycle in 0..<cycles {
+                if cycle == min(500, cycles / 10) { baseline = residentBytes() }
                 let start = ContinuousClock.now
                 do {
                     let connection = try await transport.open(url: URL(string: "ws://127.0.0.1:\(port)/")!, headers: [:])
@@ -27,7 +29,7 @@ struct HandshakeBench {
                 await server.waitForOpenConnections(0)
             }
             let stats = Percentiles(times)
-            print("handshake: cycles=\(cycles) p50_us=\(stats.p50.micros) p99_us=\(stats.p99.micros) max_us=\(stats.max.micros) failures=\(failures)")
+            print("handshake: cycles=\(cycles) p50_us=\(stats.p50.micros) p99_us=\(stats.p99.micros) max_us=\(stats.max.micros) failures=\(failures) rss_growth_kib=\((residentBytes() - baseline) / 1024)")
         }
     }
 }
