@@ -63,12 +63,13 @@ struct Scenarios {
 
             narrator.say("app returns to the foreground")
             watcher.skipSeen()
+            var reports = session.recoveryReports.makeAsyncIterator()
             await lifecycle.send(.active)
             let back = await watcher.wait { $0 == .connected }
             narrator.check(back != nil, "reconnected on return to the foreground")
             let missed = try await messages.next()
             narrator.check(missed?.data == "sent while you were away", "rejoined \"room\" and caught up: the missed message arrived once (seq \(missed?.sequence ?? 0))")
-            if let report = session.lastRecoveryReport {
+            if let report = await reports.next() {
                 narrator.say("recovery report: \(report)")
                 narrator.check(report.trigger == .foreground && report.caughtUp == ["room": 1] && report.isComplete,
                                "the recovery report names the trigger, the replayed steps and the caught-up message", detail: "\(report)")

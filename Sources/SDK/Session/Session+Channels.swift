@@ -177,8 +177,10 @@ extension Session {
         if let last = state.lastSequence, message.sequence <= last { return }
         state.lastSequence = message.sequence
         channels[message.channel] = state
-        for continuation in state.subscribers.values { continuation.yield(message) }
+        // Count it for the recovery first: when the app sees the last missed message, the
+        // recovery's report is already published.
         recoveryDelivered(message)
+        for continuation in state.subscribers.values { continuation.yield(message) }
     }
 
     func finishAllSubscribers(throwing error: SessionError) {
