@@ -124,16 +124,7 @@ struct ChaosRunner {
             // connect(): the app's part is then to call connect() again.
             var connected = false
             for _ in 0..<3 where !connected {
-                connected = await withTaskGroup(of: Bool.self) { group in
-                    group.addTask { (try? await session.connect()) != nil }
-                    group.addTask {
-                        try? await Task.sleep(for: .seconds(5))
-                        return false
-                    }
-                    let first = await group.next() ?? false
-                    group.cancelAll()
-                    return first
-                }
+                connected = await succeeds(within: .seconds(5)) { (try? await session.connect()) != nil }
             }
             if !connected {
                 violated("not connected again after the faults cleared (status \(session.status))")
@@ -165,18 +156,9 @@ struct ChaosRunner {
             await group.waitForAll()
         }
         for call in calls {
-            let finished = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await call.value
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: .seconds(3))
-                    return false
-                }
-                let first = await group.next() ?? false
-                group.cancelAll()
-                return first
+            let finished = await succeeds(within: .seconds(3)) {
+                await call.value
+                return true
             }
             if !finished { violated("a host call never completed") }
         }
@@ -184,6 +166,21 @@ struct ChaosRunner {
         if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket was left open after shutdown") }
         if transport.maxOpen > 1 { violated("two sockets at once (max \(transport.maxOpen))") }
         return violations.withLock { $0 }
+    }
+}
+
+/// Runs `work` for at most `timeout`: its answer, or false when time ran out first (the work is
+/// then cancelled).
+func succeeds(within timeout: Duration, _ work: @escaping @Sendable () async -> Bool) async -> Bool {
+    await withTaskGroup(of: Bool.self) { group in
+        group.addTask { await work() }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return false
+        }
+        let first = await group.next() ?? false
+        group.cancelAll()
+        return first
     }
 }
 
