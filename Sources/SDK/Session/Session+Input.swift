@@ -20,6 +20,8 @@ extension Session {
         case subscriberEnded(channel: String, subscriber: UInt64)
         /// A task waiting in `connect()` was cancelled.
         case connectWaiterCancelled(UInt64)
+        /// A task whose publish waits in the outbox was cancelled.
+        case publishCancelled(UInt64)
         /// Work was queued for the run loop to start.
         case wake
     }

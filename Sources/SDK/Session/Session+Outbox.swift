@@ -1,6 +1,7 @@
 extension Session {
     /// A publish waiting for a connection.
     struct OutboxEntry {
+        let key: UInt64
         let channel: String
         let data: JSONValue
         let deadline: SessionClock.Instant
@@ -10,17 +11,21 @@ extension Session {
     /// Publishes `data` on `channel` and returns its sequence number once the server
     /// acknowledged it. Without a connection, the publish waits in the bounded outbox and is
     /// sent, in order, once the next connection's replay is done. On an open connection it goes
-    /// out at once — also during a replay, so a recovery step can publish (it may then overtake
-    /// what waits in the outbox, which keeps its own order). Every call ends
+    /// out at once, unless publishes still wait in the outbox (a replay is running): then it
+    /// queues behind them, so the app's publishes reach the server in the order they were made.
+    /// A recovery step's own publishes go out at once even then — the outbox waits for the
+    /// replay, and the replay for the step. Every call ends
     /// exactly once: acknowledged, or a typed error — `outboxFull`, `timedOut` (after
     /// `outboxTimeout` in the outbox, or `requestTimeout` for the reply), `connectionLost` (sent
-    /// but unacknowledged: it may or may not have reached the server), `sessionEnded`.
+    /// but unacknowledged: it may or may not have reached the server), `sessionEnded`, or
+    /// `CancellationError` when the calling task is cancelled while the publish still waits in
+    /// the outbox — it is then withdrawn and never sent. Once sent, it waits for its reply.
     public func publish(_ data: JSONValue, to channel: String) async throws -> UInt64 {
         ensureStarted()
         guard !channel.isEmpty, channel.utf8.count <= 256 else {
             throw SessionError(.invalidArgument, "a channel name is 1 to 256 bytes (got \(channel.utf8.count))")
         }
-        if case .open(_, let wire, _) = link {
+        if case .open(_, let wire, _) = link, outbox.isEmpty || Self.recoveryStepOwner == ObjectIdentifier(self) {
             let ack = try await request(.publish(id: makeRequestID(), channel: channel, data: data), on: wire)
             return ack.sequence ?? 0
         }
@@ -32,13 +37,28 @@ extension Session {
         } catch {
             throw SessionError(.encodingFailed, error.description)
         }
-        let ack = try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Ack, any Error>) in
-            outbox.append(OutboxEntry(channel: channel, data: data, deadline: clock.deadline(after: settings.outboxTimeout), waiter: waiter))
-            if outbox.count == 1 { armOutboxDeadline() }
-            flushOutboxIfReady()
+        let key = makeSerial()
+        let sink = inputSink
+        let ack = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Ack, any Error>) in
+                if Task.isCancelled {
+                    waiter.resume(throwing: CancellationError())
+                    return
+                }
+                let deadline = clock.deadline(after: settings.outboxTimeout)
+                outbox.append(OutboxEntry(key: key, channel: channel, data: data, deadline: deadline, waiter: waiter))
+                if outbox.count == 1 { armOutboxDeadline() }
+                flushOutboxIfReady()
+            }
+        } onCancel: {
+            sink.yield(.publishCancelled(key))
         }
         return ack.sequence ?? 0
     }
+
+    /// Set while one of this session's recovery steps runs (the step's task and its children),
+    /// so the step's publishes are not queued behind the outbox that waits for it.
+    @TaskLocal static var recoveryStepOwner: ObjectIdentifier?
 
     /// How many publishes wait in the outbox.
     public var outboxCount: Int { outbox.count }
@@ -82,6 +102,14 @@ extension Session {
             outbox.removeFirst()
             first.waiter.resume(throwing: SessionError(.timedOut, "the publish waited \(settings.outboxTimeout) for a connection"))
         }
+    }
+
+    /// A cancelled caller's publish leaves the outbox unsent (if it is still there).
+    func withdrawFromOutbox(_ key: UInt64) {
+        guard let index = outbox.firstIndex(where: { $0.key == key }) else { return }
+        let entry = outbox.remove(at: index)
+        entry.waiter.resume(throwing: CancellationError())
+        if index == 0 { armOutboxDeadline() }
     }
 
     func failOutbox(_ error: SessionError) {

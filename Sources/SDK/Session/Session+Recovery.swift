@@ -54,7 +54,8 @@ extension Session {
             throw SessionError(.invalidArgument, "unknown prerequisite \(prerequisite) for step \(name)")
         }
         if case .open = link, recovery == nil {
-            try await perform(RecoveryStepContext(session: self, isReplay: false, attempt: 1))
+            let context = RecoveryStepContext(session: self, isReplay: false, attempt: 1)
+            try await Self.$recoveryStepOwner.withValue(ObjectIdentifier(self)) { try await perform(context) }
             guard !journal.contains(id) else { return }
             customSteps[id] = CustomStep(prerequisites: prerequisites, perform: perform, hasRun: true)
         } else {

@@ -192,6 +192,75 @@ struct SessionRecoveryTests {
         }
     }
 
+    @Test("a publish made during the replay queues behind the outbox; a recovery step's own publish does not wait")
+    func publishDuringReplayKeepsOrder() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        let (started, startedSink) = AsyncStream<Void>.makeStream()
+        let (release, releaseSink) = AsyncStream<Void>.makeStream()
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            try await session.addRecoveryStep("hold", after: [.subscription("room")]) { context in
+                guard context.isReplay else { return }
+                _ = try await context.session.publish("step", to: "room")
+                startedSink.yield()
+                for await _ in release { return }
+            }
+            await lifecycle.background()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 1...3 {
+                    group.addTask { _ = try await session.publish(.number(Double(n)), to: "room") }
+                    await waitForOutbox(session, n)
+                }
+                await lifecycle.foreground()
+                for await _ in started { break }
+                // Connected, the replay held by the step, three publishes waiting: a fourth queues.
+                group.addTask { _ = try await session.publish(.number(4), to: "room") }
+                await waitForOutbox(session, 4)
+                releaseSink.yield()
+                try await group.waitForAll()
+            }
+            var messages = room.makeAsyncIterator()
+            var received: [JSONValue] = []
+            for _ in 1...5 { received.append(try #require(await messages.next()).data) }
+            #expect(received == ["step", .number(1), .number(2), .number(3), .number(4)])
+        }
+    }
+
+    @Test("cancelling a publish that waits in the outbox withdraws it: CancellationError, never sent")
+    func outboxCancellation() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+            let first = Task { try await session.publish(.number(1), to: "room") }
+            await waitForOutbox(session, 1)
+            let second = Task { try await session.publish(.number(2), to: "room") }
+            await waitForOutbox(session, 2)
+            second.cancel()
+            await waitForOutbox(session, 1)
+            await #expect(throws: CancellationError.self) { try await second.value }
+            // A publish from a task cancelled before it is queued never enters the outbox.
+            let early = Task {
+                withUnsafeCurrentTask { $0?.cancel() }
+                return try await session.publish(.number(0), to: "room")
+            }
+            await #expect(throws: CancellationError.self) { try await early.value }
+            #expect(await session.outboxCount == 1)
+            let third = Task { try await session.publish(.number(3), to: "room") }
+            await waitForOutbox(session, 2)
+            await lifecycle.foreground()
+            #expect(try await first.value == 1)
+            #expect(try await third.value == 2)
+            let published = server.receivedMessages.compactMap { message -> JSONValue? in
+                if case .publish(_, _, let data) = message { data } else { nil }
+            }
+            #expect(published == [.number(1), .number(3)])
+        }
+    }
+
     @Test("a full outbox throws outboxFull; the queued ones still complete")
     func outboxBound() async throws {
         let server = TestServer()
