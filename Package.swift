@@ -63,7 +63,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", .product(name: "NIOCore", package: "swift-nio"),
-                           .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio")],
+                           .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                           .product(name: "NIOWebSocket", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "SDKTestingTests", dependencies: ["SDK", "SDKTesting"], swiftSettings: strictSettings),

@@ -86,9 +86,12 @@ public struct NIOWebSocketTransport: Transport {
                                 return channel.eventLoop.makeSucceededFuture(Upgrade.declined)
                             }
                         )
-                        return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(
-                            configuration: .init(upgradeConfiguration: configuration)
-                        )
+                        var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
+                        // Frames the server sends right after its 101 can arrive in the same read
+                        // as the 101 itself: hand them to the WebSocket decoder (NIO's default
+                        // drops them, and the connection then looks open and delivers nothing).
+                        pipeline.leftOverBytesStrategy = .forwardBytes
+                        return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
                     }
                 }
             let deadline = negotiated.eventLoop.scheduleTask(in: timeout) {

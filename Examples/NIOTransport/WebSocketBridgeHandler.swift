@@ -22,6 +22,14 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = Self.unwrapInboundIn(data)
+        // RFC 6455 §5.1–5.2: a client fails the connection on a masked frame from the server, or
+        // on reserved bits no extension was negotiated for.
+        if masked, frame.maskKey != nil {
+            return failConnection(context: context, "the server sent a masked frame")
+        }
+        if frame.rsv1 || frame.rsv2 || frame.rsv3 {
+            return failConnection(context: context, "a frame with reserved bits set (no extension was negotiated)")
+        }
         switch frame.opcode {
         case .text:
             events.yield(.frame(.text(String(buffer: frame.unmaskedData))))
@@ -54,9 +62,26 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
                 context.close(promise: nil)
             }
         default:
-            finish(.closed(code: .protocolError, reason: "unexpected frame opcode \(frame.opcode)"))
-            context.close(promise: nil)
+            failConnection(context: context, "a frame with reserved opcode \(frame.opcode)")
         }
+    }
+
+    /// The peer broke the WebSocket rules: report it (no close code came from the peer), send
+    /// 1002 protocol error, and let the socket go.
+    private func failConnection(context: ChannelHandlerContext, _ violation: String) {
+        finish(.closed(code: nil, reason: "protocol violation: \(violation)"))
+        closeSent.withLock { $0 = true }
+        var data = ByteBuffer()
+        data.write(webSocketErrorCode: .protocolError)
+        let frame = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: masked ? .random() : nil, data: data)
+        let channel = context.channel
+        context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        // The peer may close while the upgrade completes, before this handler is in the
+        // pipeline: then no channelInactive will come, and the end must be reported now.
+        if !context.channel.isActive { finish(.closed(code: nil, reason: "connection closed")) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

@@ -69,6 +69,12 @@ extension Session {
             transportEvent(attempt: attempt, event: event)
         case .sendFailed(let attempt, let error):
             guard currentAttemptID == attempt else { return }
+            if let error = error as? TransportError, error.code == .notConnected {
+                // The connection is already gone: its events end with `.closed` (the reader
+                // makes sure of it), which says why — a peer's close code, a protocol violation.
+                settings.logger.log(.debug, "attempt \(attempt): a send found the connection closed; its close event says why")
+                return
+            }
             connectionEnded(reason: .error("send failed: \(error)"), disposition: .retry)
         case .timerFired(let key, let serial):
             timerFired(key, serial: serial)
@@ -109,6 +115,12 @@ extension Session {
                     _ = await race({
                         for await event in connection.events {
                             guard case .enqueued = sink.yield(.transport(attempt: attempt, event: event)) else { return }
+                            if case .closed = event { return }
+                        }
+                        // Events that end without `.closed` (a transport breaking its contract)
+                        // still end the connection, rather than leave it looking open.
+                        if !Task.isCancelled {
+                            sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
                         }
                     }, cancelledBy: cancel)
                 }

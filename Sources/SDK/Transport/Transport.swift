@@ -25,8 +25,12 @@ public protocol Transport: Sendable {
 
 /// One open WebSocket connection.
 ///
-/// `events` has one reader (the session). It ends after `.closed`; `close(code:reason:)` ends it
-/// too, so the reader never waits on a connection that was closed.
+/// `events` has one reader (the session). A connection that ends other than by
+/// `close(code:reason:)` delivers `.closed` — the peer's close code and reason, or `nil` and what
+/// happened (the socket ended, the peer broke the WebSocket rules) — and then `events` ends;
+/// `send` throws ``TransportError`` with `notConnected` from then on, and the session waits for
+/// that `.closed` to learn why. `close(code:reason:)` ends `events` too, so the reader never
+/// waits on a connection that was closed.
 public protocol TransportConnection: Sendable {
     /// What arrives, in order.
     var events: AsyncStream<TransportEvent> { get }

@@ -1,0 +1,41 @@
+import NIOTransport
+import SDK
+import SDKTesting
+import Testing
+
+extension HostileServer.Behaviour {
+    /// What the disconnect reason's detail says.
+    var expectedDetail: String {
+        switch self {
+        case .truncatedFrame, .oversizeLength: "connection closed"
+        case .reservedOpcode: "protocol violation: a frame with reserved opcode"
+        case .maskedFrame: "protocol violation: the server sent a masked frame"
+        case .reservedBit: "protocol violation: a frame with reserved bits set"
+        }
+    }
+}
+
+@Suite("A hostile server: broken framing after the upgrade", .timeLimit(.minutes(1)))
+struct HostileServerIntegrationTests {
+    // Each case ends within a few milliseconds; before the NIO transport forwarded the bytes
+    // that arrive with the 101, and reported a close that came during the upgrade, they sat
+    // until the connect timeout (the connection looked open and delivered nothing).
+    @Test("the connection ends at once as networkLost with what went wrong, is retried, and never counts as connected", arguments: HostileServer.Behaviour.allCases)
+    func brokenFraming(_ behaviour: HostileServer.Behaviour) async throws {
+        let server = HostileServer(behaviour)
+        try await server.withRunning { port in
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
+            try await withRunningSession(session) { status in
+                var upgrades = server.upgrades.makeAsyncIterator()
+                for attempt in 1...3 {
+                    #expect(await upgrades.next() != nil, "upgrade \(attempt)")
+                    let passed = try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+                    #expect(!passed.contains(.connected))
+                    guard case .reconnecting(let reason) = passed.last else { continue }
+                    #expect(reason.code == .networkLost, "\(reason)")
+                    #expect(reason.detail?.contains(behaviour.expectedDetail) == true, "\(reason)")
+                }
+            }
+        }
+    }
+}
