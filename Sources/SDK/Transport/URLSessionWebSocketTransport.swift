@@ -134,6 +134,9 @@ final class URLSessionWebSocketConnection: TransportConnection {
             case .binary(let bytes): try await task.send(.data(Data(bytes)))
             }
         } catch {
+            // Make sure the connection really ends, so the receive loop delivers `.closed` with
+            // the reason (the session waits for it after a `notConnected` send).
+            task.cancel()
             throw TransportError(.notConnected, "send failed: \(error.localizedDescription)")
         }
     }
