@@ -52,12 +52,7 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
                 return sent
             }
             if !weStarted {
-                // Echo the code, then let the socket go.
-                var reply = ByteBuffer()
-                if let code { reply.write(webSocketErrorCode: code) }
-                let frame = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: masked ? .random() : nil, data: reply)
-                let channel = context.channel
-                context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
+                sendCloseThenRelease(context: context, code: code)  // echo the code
             } else {
                 context.close(promise: nil)
             }
@@ -71,8 +66,13 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
     private func failConnection(context: ChannelHandlerContext, _ violation: String) {
         finish(.closed(code: nil, reason: "protocol violation: \(violation)"))
         closeSent.withLock { $0 = true }
+        sendCloseThenRelease(context: context, code: .protocolError)
+    }
+
+    /// Writes a close frame (with `code`, if any), then lets the socket go.
+    private func sendCloseThenRelease(context: ChannelHandlerContext, code: WebSocketErrorCode?) {
         var data = ByteBuffer()
-        data.write(webSocketErrorCode: .protocolError)
+        if let code { data.write(webSocketErrorCode: code) }
         let frame = WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: masked ? .random() : nil, data: data)
         let channel = context.channel
         context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }

@@ -56,10 +56,6 @@ extension Session {
         return ack.sequence ?? 0
     }
 
-    /// Set while one of this session's recovery steps runs (the step's task and its children),
-    /// so the step's publishes are not queued behind the outbox that waits for it.
-    @TaskLocal static var recoveryStepOwner: ObjectIdentifier?
-
     /// How many publishes wait in the outbox.
     public var outboxCount: Int { outbox.count }
 

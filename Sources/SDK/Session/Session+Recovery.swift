@@ -36,6 +36,15 @@ extension Session {
         var hasRun = false
     }
 
+    /// Set while one of this session's recovery steps runs (the step's task and its children),
+    /// so the step's publishes are not queued behind the outbox that waits for it.
+    @TaskLocal static var recoveryStepOwner: ObjectIdentifier?
+
+    /// Performs an app-defined step as its session's (see ``recoveryStepOwner``).
+    static func perform(_ step: @Sendable (RecoveryStepContext) async throws -> Void, _ context: RecoveryStepContext) async throws {
+        try await $recoveryStepOwner.withValue(ObjectIdentifier(context.session)) { try await step(context) }
+    }
+
     /// Adds a step to the journal, replayed after every reconnect once its prerequisites are
     /// done (by default, once authenticated). Connected, it is performed now and this call
     /// returns its result (a failure records nothing); not connected, it is recorded and
@@ -54,8 +63,7 @@ extension Session {
             throw SessionError(.invalidArgument, "unknown prerequisite \(prerequisite) for step \(name)")
         }
         if case .open = link, recovery == nil {
-            let context = RecoveryStepContext(session: self, isReplay: false, attempt: 1)
-            try await Self.$recoveryStepOwner.withValue(ObjectIdentifier(self)) { try await perform(context) }
+            try await Self.perform(perform, RecoveryStepContext(session: self, isReplay: false, attempt: 1))
             guard !journal.contains(id) else { return }
             customSteps[id] = CustomStep(prerequisites: prerequisites, perform: perform, hasRun: true)
         } else {

@@ -129,11 +129,8 @@ extension Session {
                     await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink)
                 }
             case .customStep(let id, let serial, let perform, let context, let cancel):
-                let owner = ObjectIdentifier(self)
                 group.addTask {
-                    let (result, cancelled) = await Session.$recoveryStepOwner.withValue(owner) {
-                        await race({ try await perform(context) }, cancelledBy: cancel)
-                    }
+                    let (result, cancelled) = await race({ try await Session.perform(perform, context) }, cancelledBy: cancel)
                     guard !cancelled, let result else { return }
                     switch result {
                     case .success: sink.yield(.customStepFinished(id, serial: serial, error: nil))
