@@ -19,8 +19,11 @@ extension Session {
     /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
     /// subscription (and throws if the server rejects it); not connected, it returns at once and
     /// the subscription starts with the next connection. After every reconnect the session
-    /// resubscribes by itself, asking for every message since the last one delivered.
+    /// resubscribes by itself, asking for every message since the last one delivered. After
+    /// ``shutdown()`` it throws ``SessionError/Code/sessionEnded``, and a subscription held
+    /// then ends with that error.
     public func subscribe(to channel: String) async throws -> Subscription {
+        try refuseIfEnded("subscribe(to:)")
         ensureStarted()
         guard !channel.isEmpty, channel.utf8.count <= 256 else {
             throw SessionError(.invalidArgument, "a channel name is 1 to 256 bytes (got \(channel.utf8.count))")
@@ -44,6 +47,7 @@ extension Session {
 
     /// Ends every subscription to `channel` and tells the server.
     public func unsubscribe(from channel: String) {
+        guard !hasEnded else { return }
         ensureStarted()
         guard let state = channels.removeValue(forKey: channel) else { return }
         forgetInJournal(channel)

@@ -6,8 +6,11 @@ extension Session {
     /// background), and ``SessionError/Code/disconnected`` (with the reason) when the session
     /// gives up instead: rejected credentials, retries exhausted, the app backgrounded, `disconnect()`.
     /// While a retry is pending it keeps waiting; if the calling task is cancelled it throws
-    /// `CancellationError` (the connection attempt itself goes on: cancel means "stop waiting").
+    /// `CancellationError` (the connection attempt itself goes on: cancel means "stop waiting"),
+    /// also when `run()` has not started yet. After ``shutdown()`` it throws
+    /// ``SessionError/Code/sessionEnded`` at once.
     public func connect() async throws {
+        try refuseIfEnded("connect()")
         ensureStarted()
         pendingTrigger = .appConnect
         decide("connect() called") { $0.connectRequested() }
@@ -16,7 +19,6 @@ extension Session {
             throw SessionError(.notWanted, "the \(policy.name) policy does not connect now (app is \(lifecycle))", reason: status.reason)
         }
         let key = makeSerial()
-        let sink = inputSink
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 if Task.isCancelled {
@@ -26,21 +28,24 @@ extension Session {
                 }
             }
         } onCancel: {
-            sink.yield(.connectWaiterCancelled(key))
+            handleFromCancellation(.connectWaiterCancelled(key))
         }
     }
 
     /// Disconnects; nothing reconnects by itself until the app calls ``connect()``. Returns once
     /// the session has let go of the socket (the close frame is on its way).
     public func disconnect() {
+        guard !hasEnded else { return }
         ensureStarted()
         decide("disconnect() called") { $0.disconnectRequested() }
     }
 
     /// Sends a ping and returns when the server's pong arrives. In Manual mode in the
     /// background each ping also buys another full watchdog window. Throws
-    /// ``SessionError/Code/notConnected`` when there is no connection.
+    /// ``SessionError/Code/notConnected`` when there is no connection, and
+    /// ``SessionError/Code/sessionEnded`` after ``shutdown()``.
     public func ping() async throws {
+        try refuseIfEnded("ping()")
         ensureStarted()
         decide("ping() called") { $0.pingRequested() }
         guard case .open(_, let wire, _) = link else {
@@ -53,6 +58,7 @@ extension Session {
     /// Tells the session the app's lifecycle state: from SwiftUI's `scenePhase`, or a custom
     /// lifecycle. A repeated state changes nothing.
     public func setAppState(_ state: AppLifecycleState) {
+        guard !hasEnded else { return }
         ensureStarted()
         guard state != lifecycle else { return }
         let wasForeground = lifecycle.isForeground
@@ -68,6 +74,7 @@ extension Session {
     /// Tells the session whether the network is reachable: unreachable stops retries, reachable
     /// tries again at once.
     public func setNetworkReachable(_ reachable: Bool) {
+        guard !hasEnded else { return }
         ensureStarted()
         guard reachable != isNetworkReachable else { return }
         isNetworkReachable = reachable
@@ -78,6 +85,7 @@ extension Session {
     /// Tells the session the credentials changed (the token provider has a new token): after
     /// rejected credentials, it tries again at once; otherwise the next attempt uses them anyway.
     public func credentialsChanged() {
+        guard !hasEnded else { return }
         ensureStarted()
         guard status.reason?.code == .credentialsRejected else { return }
         pendingTrigger = .appConnect
@@ -88,6 +96,7 @@ extension Session {
     /// lifecycle state, whether a connection is open, the network); the old policy's timers are
     /// cancelled, and an attempt in flight is abandoned for the new policy to decide.
     public func replacePolicy(_ newPolicy: some SessionPolicy) {
+        guard !hasEnded else { return }
         ensureStarted()
         for (key, timer) in timers {
             if case .policy = key {

@@ -21,6 +21,7 @@ extension Session {
     /// `CancellationError` when the calling task is cancelled while the publish still waits in
     /// the outbox — it is then withdrawn and never sent. Once sent, it waits for its reply.
     public func publish(_ data: JSONValue, to channel: String) async throws -> UInt64 {
+        try refuseIfEnded("publish")
         ensureStarted()
         guard !channel.isEmpty, channel.utf8.count <= 256 else {
             throw SessionError(.invalidArgument, "a channel name is 1 to 256 bytes (got \(channel.utf8.count))")
@@ -38,7 +39,6 @@ extension Session {
             throw SessionError(.encodingFailed, error.description)
         }
         let key = makeSerial()
-        let sink = inputSink
         let ack = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Ack, any Error>) in
                 if Task.isCancelled {
@@ -51,7 +51,7 @@ extension Session {
                 flushOutboxIfReady()
             }
         } onCancel: {
-            sink.yield(.publishCancelled(key))
+            handleFromCancellation(.publishCancelled(key))
         }
         return ack.sequence ?? 0
     }

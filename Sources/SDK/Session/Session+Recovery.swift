@@ -54,6 +54,7 @@ extension Session {
         after prerequisites: [RecoveryStepID] = [.authenticated],
         perform: @escaping @Sendable (RecoveryStepContext) async throws -> Void
     ) async throws {
+        try refuseIfEnded("addRecoveryStep")
         ensureStarted()
         let id = RecoveryStepID.custom(name)
         guard !name.isEmpty, !journal.contains(id) else {

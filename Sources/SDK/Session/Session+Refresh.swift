@@ -16,6 +16,7 @@ extension Session {
     /// policy asked for a connection meanwhile (then the policy takes it over). When the policy's
     /// connection is already open and recovered, it returns at once.
     public func refresh(within deadline: Duration) async throws -> RecoveryReport {
+        try refuseIfEnded("refresh(within:)")
         ensureStarted()
         guard refresh == nil else { throw SessionError(.invalidArgument, "a refresh is already running") }
         guard deadline > .zero else { throw SessionError(.invalidArgument, "the deadline must be positive (got \(deadline))") }

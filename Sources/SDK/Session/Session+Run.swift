@@ -25,7 +25,8 @@ extension Session {
                 handle(input)
                 launchSpawns(into: &group)
             }
-            // Shut down, or the task running us was cancelled.
+            // Shut down, or the task running us was cancelled: from here on every call is refused.
+            runPhase = .stopping
             stopWatching.fire()
             endSession()
             launchSpawns(into: &group)

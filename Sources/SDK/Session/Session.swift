@@ -206,6 +206,27 @@ public actor Session {
         decide("start (\(lifecycle), reachable: \(isNetworkReachable))") { $0.start(in: context) }
     }
 
+    /// Throws ``SessionError/Code/sessionEnded`` once the session is shutting down or has
+    /// ended: nothing it could start would ever be carried out.
+    func refuseIfEnded(_ call: StaticString) throws(SessionError) {
+        guard !hasEnded else { throw SessionError(.sessionEnded, "\(call) after the session ended") }
+    }
+
+    /// Indicates that the session is shutting down or has ended: host calls change nothing.
+    var hasEnded: Bool {
+        switch runPhase {
+        case .notStarted, .running: false
+        case .stopping, .finished: true
+        }
+    }
+
+    /// Hands an input to the funnel from a cancellation handler. Such handlers run outside the
+    /// actor and possibly before `run()` reads the input stream (or after it stopped), so they
+    /// reach the actor directly instead of through the stream.
+    nonisolated func handleFromCancellation(_ input: Input) {
+        Task { await self.handle(input) }
+    }
+
     func makeSerial() -> UInt64 {
         nextSerial += 1
         return nextSerial

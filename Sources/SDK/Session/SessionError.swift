@@ -5,7 +5,7 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure. New codes may be added; `switch` with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
-            case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notRunning, notWanted, encodingFailed
+            case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notWanted, encodingFailed
         }
 
         let wrapped: Wrapped
@@ -24,10 +24,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let timedOut = Code(wrapped: .timedOut)
         /// The server answered with an error (``SessionError/serverError``).
         public static let rejected = Code(wrapped: .rejected)
-        /// The session was shut down.
+        /// The session was shut down (``Session/shutdown()``, or the task running
+        /// ``Session/run()`` was cancelled): every call made after that throws it at once, and
+        /// every stream it handed out ends with it.
         public static let sessionEnded = Code(wrapped: .sessionEnded)
-        /// `run()` is not running, so nothing can be carried out.
-        public static let notRunning = Code(wrapped: .notRunning)
         /// The policy does not connect now (for instance Auto mode in the background).
         public static let notWanted = Code(wrapped: .notWanted)
         /// The message could not be encoded (for instance it is larger than the frame limit).
