@@ -45,7 +45,7 @@ struct RecoveryBench {
                 await lifecycle.send(.background)
                 await server.waitForOpenConnections(0)
                 // Something to catch up on every channel, published while the app is away.
-                for index in 0..<subscriptions { server.publish(.number(Double(run)), to: "channel-\(index)") }
+                for index in 0..<subscriptions { try server.publish(JSONValue(run), to: "channel-\(index)") }
                 await lifecycle.send(.active)
                 guard let report = await reports.next() else { throw SessionError(.sessionEnded, "no recovery report") }
                 guard report.isComplete, report.caughtUp.values.reduce(0, +) == subscriptions else {

@@ -33,8 +33,8 @@ struct ThroughputBench {
         }
     }
 
-    private func publishAll(_ server: RealtimeServer, channel: String) {
-        for _ in 0..<messages { server.publish(Self.payload, to: channel) }
+    private func publishAll(_ server: RealtimeServer, channel: String) throws {
+        for _ in 0..<messages { try server.publish(Self.payload, to: channel) }
     }
 
     /// Messages per second through a session to a consumer of its `Subscription`.
@@ -47,7 +47,7 @@ struct ThroughputBench {
             try await session.connect()
             let subscription = try await session.subscribe(to: channel)
             let start = ContinuousClock.now
-            publishAll(server, channel: channel)
+            try publishAll(server, channel: channel)
             var received = 0
             for try await _ in subscription {
                 received += 1
@@ -71,7 +71,7 @@ struct ThroughputBench {
         try await connection.send(codec.encode(ClientMessage.subscribe(id: 2, channel: channel, since: nil)))
         _ = await events.next()
         let start = ContinuousClock.now
-        publishAll(server, channel: channel)
+        try publishAll(server, channel: channel)
         var received = 0
         while received < messages, let event = await events.next() {
             if case .frame(.text) = event { received += 1 }

@@ -80,9 +80,9 @@ struct ChaosRunner {
                         consumer.task.cancel()
                     }
                 case .publish(let channel):
-                    calls.append(Task { _ = try? await session.publish(.number(Double(index)), to: "c\(channel)") })
+                    calls.append(Task { _ = try? await session.publish(JSONValue(index), to: "c\(channel)") })
                 case .serverPublish(let channel):
-                    await host.server.publish(.number(Double(index)), to: "c\(channel)")
+                    if (try? await host.server.publish(JSONValue(index), to: "c\(channel)")) == nil { violated("the server refused a publish") }
                 case .drop:
                     await host.server.dropAllConnections()
                 case .refuse(let on):
@@ -134,7 +134,11 @@ struct ChaosRunner {
                 if !(await waitUntil(.seconds(3), { await host.server.subscriberCount(of: "c\(channel)") == 1 })) {
                     violated("c\(channel) is not subscribed again after recovery")
                 }
-                finals[channel] = await host.server.publish("final", to: "c\(channel)")
+                guard let final = try? await host.server.publish("final", to: "c\(channel)") else {
+                    violated("the server refused a publish")
+                    continue
+                }
+                finals[channel] = final
             }
             for (channel, final) in finals {
                 guard let consumer = consumers[channel] else { continue }

@@ -47,7 +47,7 @@ struct Scenarios {
             let room = try await session.subscribe(to: "room")
             var messages = room.makeAsyncIterator()
             narrator.say("subscribed to \"room\"; the server publishes \"hello\"")
-            server.publish("hello", to: "room")
+            try server.publish("hello", to: "room")
             let first = try await messages.next()
             narrator.check(first?.data == "hello", "received \"hello\" (seq \(first?.sequence ?? 0))")
 
@@ -58,7 +58,7 @@ struct Scenarios {
             narrator.check(server.openConnectionCount == 0, "the server sees no connection while the app is in the background")
             let backgroundTimers = await session.armedTimers
             narrator.check(backgroundTimers.isEmpty, "no timer runs in the background (no retries, no heartbeat)", detail: "\(backgroundTimers)")
-            server.publish("sent while you were away", to: "room")
+            try server.publish("sent while you were away", to: "room")
             narrator.say("the server publishes a message while the app is away")
 
             narrator.say("app returns to the foreground")

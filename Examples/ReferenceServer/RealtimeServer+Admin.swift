@@ -69,8 +69,12 @@ extension RealtimeServer {
             return (.ok, "faults cleared\n")
         case "/admin/publish":
             guard let channel = query["channel"], !channel.isEmpty else { return (.badRequest, "publish needs channel=NAME\n") }
-            let sequence = publish(.string(query["text"] ?? ""), to: channel)
-            return (.ok, "published \(channel)#\(sequence)\n")
+            do {
+                let sequence = try publish(.string(query["text"] ?? ""), to: channel)
+                return (.ok, "published \(channel)#\(sequence)\n")
+            } catch {
+                return (.badRequest, "not published: \(error)\n")
+            }
         default:
             return (.notFound, "unknown path; try /admin/status\n")
         }

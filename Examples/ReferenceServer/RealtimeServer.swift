@@ -93,14 +93,20 @@ public final class RealtimeServer: Sendable {
         await signal?.wait()
     }
 
-    /// Publishes from the server side; returns the sequence number.
+    /// Publishes from the server side; returns the sequence number. Data the protocol cannot
+    /// carry (too large, too deep, NaN) is refused before it gets a number.
     @discardableResult
-    public func publish(_ data: JSONValue, to channel: String) -> UInt64 {
-        state.withLock { state in
-            let (sequence, outputs) = state.core.publish(data, to: channel)
-            Self.dispatch(outputs, in: &state)
-            return sequence
+    public func publish(_ data: JSONValue, to channel: String) throws(CodecError) -> UInt64 {
+        let result: Result<UInt64, CodecError> = state.withLock { state in
+            do throws(CodecError) {
+                let (sequence, outputs) = try state.core.publish(data, to: channel)
+                Self.dispatch(outputs, in: &state)
+                return .success(sequence)
+            } catch {
+                return .failure(error)
+            }
         }
+        return try result.get()
     }
 
     /// Drops every connection without a close frame (as a network loss would).

@@ -1,9 +1,16 @@
 public import SDK
 
 /// The protocol's server side as a value (see `docs/PROTOCOL.md`): authentication, channels
-/// with per-channel sequence numbers and a retention buffer, publish with acknowledgement and
-/// fan-out, ping. It does no I/O: the in-memory ``TestServer`` and the NIO reference server
-/// feed it frames and carry out its outputs.
+/// with per-channel sequence numbers and a retention buffer, publish with acknowledgement,
+/// idempotency keys and fan-out, ping. It does no I/O and reads no clock (the time comes in
+/// through `now`): the in-memory ``TestServer`` and the NIO reference server feed it frames and
+/// carry out its outputs.
+///
+/// What it promises, and every server of the protocol must: a publish is acknowledged only once
+/// the message it makes is encoded and stored, so an acknowledged message is delivered (live or
+/// on catch-up) or reported as a gap — never lost in silence; an error names the request's id
+/// whenever the frame let it be read; a connection whose first message is not `auth` is closed
+/// with 4400, and nothing it sends afterwards is applied.
 public struct ServerCore: Sendable {
     /// Identifies one client connection.
     public typealias ConnectionID = UInt64
@@ -21,22 +28,42 @@ public struct ServerCore: Sendable {
         public var retention: Int
         /// The codec's limits.
         public var codec: JSONWireCodec
+        /// How long a publish's idempotency key is remembered (a re-sent publish with the same
+        /// key within it is applied once).
+        public var deduplicationWindow: Duration
+        /// The most keys a channel remembers (the oldest go first), so a flood of publishes
+        /// cannot grow memory without bound.
+        public var maxKeysPerChannel: Int
 
-        public init(tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec()) {
+        public init(
+            tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec(),
+            deduplicationWindow: Duration = .seconds(120), maxKeysPerChannel: Int = 100_000
+        ) {
             self.tokens = tokens
             self.retention = max(retention, 0)
             self.codec = codec
+            self.deduplicationWindow = deduplicationWindow
+            self.maxKeysPerChannel = max(maxKeysPerChannel, 0)
         }
+    }
+
+    /// A stored message: its number and its frame, encoded once when it was accepted.
+    private struct Retained {
+        let sequence: UInt64
+        let frame: TransportFrame
     }
 
     private struct Channel {
         var latest: UInt64 = 0
-        var retained: [ChannelMessage] = []
+        var retained: [Retained] = []
         var subscribers: Set<ConnectionID> = []
+        var keys = KeyMemory()
     }
 
     private struct Client {
         var isAuthenticated = false
+        /// Closed by the server: nothing more it sends is applied.
+        var isClosing = false
         var channels: Set<String> = []
     }
 
@@ -47,10 +74,19 @@ public struct ServerCore: Sendable {
     public var rejectedChannels: Set<String> = []
     private var channels: [String: Channel] = [:]
     private var clients: [ConnectionID: Client] = [:]
+    private let now: @Sendable () -> Duration
 
-    public init(_ configuration: Configuration = Configuration()) {
+    /// - Parameter now: the time, on any monotonic origin (idempotency keys expire by it).
+    public init(_ configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Duration = ServerCore.uptime) {
         self.configuration = configuration
+        self.now = now
     }
+
+    /// Time since the first call, on the continuous clock.
+    public static let uptime: @Sendable () -> Duration = {
+        let origin = ContinuousClock.now
+        return { ContinuousClock.now - origin }
+    }()
 
     /// The connections open now.
     public var connectionIDs: [ConnectionID] { Array(clients.keys) }
@@ -60,6 +96,13 @@ public struct ServerCore: Sendable {
 
     /// The number of subscribers of `channel`.
     public func subscriberCount(of channel: String) -> Int { channels[channel]?.subscribers.count ?? 0 }
+
+    /// Forgets every channel, message and key, as a restarted server without persistence does
+    /// (connections are the caller's to close).
+    public mutating func forgetHistory() {
+        channels = [:]
+        for id in clients.keys { clients[id]?.channels = [] }
+    }
 
     public mutating func connectionOpened(_ id: ConnectionID) {
         clients[id] = Client()
@@ -72,21 +115,24 @@ public struct ServerCore: Sendable {
 
     /// Handles a frame a client sent.
     public mutating func received(_ frame: TransportFrame, from id: ConnectionID) -> [Output] {
-        guard var client = clients[id] else { return [] }
+        guard var client = clients[id], !client.isClosing else { return [] }
         let message: ClientMessage
         do {
             message = try configuration.codec.decodeClientMessage(frame)
         } catch {
-            return reply(id, .error(ServerError(id: nil, code: "bad_request", message: error.description)))
+            let requestID = configuration.codec.requestID(inRefused: frame)
+            let outputs = reply(id, .error(ServerError(id: requestID, code: "bad_request", message: error.description)))
+            guard client.isAuthenticated else { return outputs + close(id, .badRequest, reason: "authenticate first") }
+            return outputs
         }
         guard client.isAuthenticated else {
             guard case .authenticate(let requestID, let token) = message else {
                 return reply(id, .error(ServerError(id: message.id, code: "bad_request", message: "authenticate first")))
-                    + [.close(id, .badRequest, reason: "authenticate first")]
+                    + close(id, .badRequest, reason: "authenticate first")
             }
             if rejectsAllCredentials || !accepts(token) {
                 return reply(id, .error(ServerError(id: requestID, code: ServerError.unauthorizedCode, message: "credentials rejected")))
-                    + [.close(id, .unauthorized, reason: "credentials rejected")]
+                    + close(id, .unauthorized, reason: "credentials rejected")
             }
             client.isAuthenticated = true
             clients[id] = client
@@ -103,47 +149,59 @@ public struct ServerCore: Sendable {
             channels[name] = channel
             client.channels.insert(name)
             clients[id] = client
-            var outputs: [Output] = []
-            var missed: [ChannelMessage] = []
+            var missed: [Retained] = []
             var gap = false
             if let since, since < channel.latest {
                 missed = channel.retained.filter { $0.sequence > since }
                 let oldest = channel.retained.first?.sequence ?? channel.latest + 1
                 gap = oldest > since + 1
             }
-            outputs += reply(id, .ack(Ack(id: requestID, sequence: channel.latest, gap: gap)))
-            for message in missed { outputs += reply(id, .message(message)) }
-            return outputs
+            // The `ok` first, then the missed messages: a client applies the `ok` before them.
+            return reply(id, .ack(Ack(id: requestID, sequence: channel.latest, gap: gap))) + missed.map { .send(id, $0.frame) }
         case .unsubscribe(let requestID, let name):
             channels[name]?.subscribers.remove(id)
             client.channels.remove(name)
             clients[id] = client
             return reply(id, .ack(Ack(id: requestID)))
-        case .publish(let requestID, let name, let data):
-            let (sequence, outputs) = publish(data, to: name)
-            return reply(id, .ack(Ack(id: requestID, sequence: sequence))) + outputs
+        case .publish(let requestID, let name, let data, let key):
+            if let key, let sequence = channels[name]?.keys.sequence(for: key, now: now(), window: configuration.deduplicationWindow) {
+                // Applied before: the same answer, and no second delivery.
+                return reply(id, .ack(Ack(id: requestID, sequence: sequence)))
+            }
+            do {
+                let (sequence, outputs) = try publish(data, to: name, key: key)
+                return reply(id, .ack(Ack(id: requestID, sequence: sequence))) + outputs
+            } catch {
+                let code = error.code == .oversize ? "too_large" : "bad_request"
+                return reply(id, .error(ServerError(id: requestID, code: code, message: "not published: \(error.message)")))
+            }
         case .ping(let requestID):
             return reply(id, .pong(id: requestID))
         }
     }
 
-    /// Publishes from the server side; returns the sequence number and the fan-out.
-    public mutating func publish(_ data: JSONValue, to name: String) -> (UInt64, [Output]) {
+    /// Publishes from the server side; returns the sequence number and the fan-out. A message
+    /// that cannot be encoded within the codec's limits is refused before it gets a number.
+    public mutating func publish(_ data: JSONValue, to name: String) throws(CodecError) -> (UInt64, [Output]) {
+        try publish(data, to: name, key: nil)
+    }
+
+    private mutating func publish(_ data: JSONValue, to name: String, key: String?) throws(CodecError) -> (UInt64, [Output]) {
         var channel = channels[name] ?? Channel()
-        channel.latest += 1
-        let message = ChannelMessage(channel: name, sequence: channel.latest, data: data)
+        let sequence = channel.latest + 1
+        let frame = try configuration.codec.encode(ServerMessage.message(ChannelMessage(channel: name, sequence: sequence, data: data)))
+        channel.latest = sequence
         if configuration.retention > 0 {
-            channel.retained.append(message)
+            channel.retained.append(Retained(sequence: sequence, frame: frame))
             if channel.retained.count > configuration.retention {
                 channel.retained.removeFirst(channel.retained.count - configuration.retention)
             }
         }
-        channels[name] = channel
-        var outputs: [Output] = []
-        if let frame = try? configuration.codec.encode(ServerMessage.message(message)) {
-            for subscriber in channel.subscribers.sorted() { outputs.append(.send(subscriber, frame)) }
+        if let key {
+            channel.keys.remember(key, sequence: sequence, now: now(), window: configuration.deduplicationWindow, limit: configuration.maxKeysPerChannel)
         }
-        return (message.sequence, outputs)
+        channels[name] = channel
+        return (sequence, channel.subscribers.sorted().map { .send($0, frame) })
     }
 
     private func accepts(_ token: Secret?) -> Bool {
@@ -155,5 +213,47 @@ public struct ServerCore: Sendable {
     private func reply(_ id: ConnectionID, _ message: ServerMessage) -> [Output] {
         guard let frame = try? configuration.codec.encode(message) else { return [] }
         return [.send(id, frame)]
+    }
+
+    /// Closes a connection: from now on nothing it sends is applied.
+    private mutating func close(_ id: ConnectionID, _ code: CloseCode, reason: String) -> [Output] {
+        clients[id]?.isClosing = true
+        return [.close(id, code, reason: reason)]
+    }
+}
+
+/// The idempotency keys of one channel's recent publishes, oldest first.
+struct KeyMemory: Sendable {
+    private var sequences: [String: UInt64] = [:]
+    private var order: [(key: String, at: Duration)] = []
+    private var head = 0
+
+    /// The sequence number a key got, if it is remembered and within the window.
+    mutating func sequence(for key: String, now: Duration, window: Duration) -> UInt64? {
+        expire(now: now, window: window)
+        return sequences[key]
+    }
+
+    mutating func remember(_ key: String, sequence: UInt64, now: Duration, window: Duration, limit: Int) {
+        expire(now: now, window: window)
+        guard limit > 0 else { return }
+        sequences[key] = sequence
+        order.append((key, now))
+        while order.count - head > limit { forgetOldest() }
+    }
+
+    private mutating func expire(now: Duration, window: Duration) {
+        while head < order.count, now - order[head].at > window { forgetOldest() }
+        if head > 1024, head * 2 > order.count {
+            order.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// A key is remembered only when it is not already (the core checks first), so it is in
+    /// `order` once: forgetting the oldest entry forgets its key.
+    private mutating func forgetOldest() {
+        sequences[order[head].key] = nil
+        head += 1
     }
 }

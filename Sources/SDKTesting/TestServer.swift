@@ -19,9 +19,13 @@ public final class TestServer: Sendable {
 
     let state: Locked<State>
 
-    /// - Parameter tokens: accepted tokens; `nil` accepts any.
-    public init(tokens: Set<String>? = nil, retention: Int = 1000) {
-        state = Locked(State(core: ServerCore(.init(tokens: tokens, retention: retention))))
+    /// - Parameters:
+    ///   - tokens: accepted tokens; `nil` accepts any.
+    ///   - retention: messages kept per channel for catch-up.
+    ///   - codec: the server's limits (tighter ones than the client's show what a stricter
+    ///     server answers).
+    public init(tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec()) {
+        state = Locked(State(core: ServerCore(.init(tokens: tokens, retention: retention, codec: codec))))
     }
 
     /// A transport whose connections reach this server. It refuses a second concurrent socket.
@@ -60,10 +64,18 @@ public final class TestServer: Sendable {
 
     // MARK: What a test does
 
-    /// Publishes on `channel` from the server side; returns the sequence number.
+    /// Publishes on `channel` from the server side; returns the sequence number. Data the
+    /// protocol cannot carry (too large, too deep, NaN) is refused before it gets a number.
     @discardableResult
-    public func publish(_ data: JSONValue, to channel: String) -> UInt64 {
-        let (sequence, outputs) = state.withLock { $0.core.publish(data, to: channel) }
+    public func publish(_ data: JSONValue, to channel: String) throws(CodecError) -> UInt64 {
+        let result: Result<(UInt64, [ServerCore.Output]), CodecError> = state.withLock { state in
+            do throws(CodecError) {
+                return .success(try state.core.publish(data, to: channel))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let (sequence, outputs) = try result.get()
         perform(outputs)
         return sequence
     }

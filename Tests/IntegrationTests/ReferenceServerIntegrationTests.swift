@@ -16,13 +16,13 @@ struct ReferenceServerIntegrationTests {
                 try await status.waitFor(.connected)
                 let room = try await session.subscribe(to: "room")
                 var messages = room.makeAsyncIterator()
-                server.publish("one", to: "room")
+                try server.publish("one", to: "room")
                 #expect(try await messages.next()?.data == "one")
 
                 await lifecycle.background()
                 #expect(session.status == .disconnected(.appBackgrounded))
                 await server.waitForOpenConnections(0)
-                server.publish("while away", to: "room")
+                try server.publish("while away", to: "room")
 
                 await lifecycle.foreground()
                 try await status.waitFor(.connected)
@@ -76,7 +76,7 @@ struct ReferenceServerIntegrationTests {
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")
             var messages = room.makeAsyncIterator()
-            first.publish("before", to: "room")
+            try first.publish("before", to: "room")
             #expect(try await messages.next()?.data == "before")
 
             firstRun.cancel()
@@ -116,7 +116,7 @@ struct ReferenceServerIntegrationTests {
                 try await status.waitFor(.connected)
                 let room = try await session.subscribe(to: "room")
                 var messages = room.makeAsyncIterator()
-                for n in 1...20 { server.publish(.number(Double(n)), to: "room") }
+                for n in 1...20 { try server.publish(JSONValue(n), to: "room") }
                 for n in 1...20 { #expect(try await messages.next()?.sequence == UInt64(n)) }
             }
         }
@@ -187,8 +187,8 @@ struct RecoveryIntegrationTests {
                 await lifecycle.background()
                 await server.waitForOpenConnections(0)
                 for index in 0..<20 {
-                    server.publish("a", to: "c\(index)")
-                    server.publish("b", to: "c\(index)")
+                    try server.publish("a", to: "c\(index)")
+                    try server.publish("b", to: "c\(index)")
                 }
                 let queued = Task { try await session.publish("from the outbox", to: "c0") }
                 for await count in session.outboxCountUpdates where count == 1 { break }
@@ -223,7 +223,7 @@ struct RecoveryIntegrationTests {
                 #expect(report.steps.map(\.id) == [.connected, .authenticated, .subscription("room")])
                 await server.waitForOpenConnections(0)
                 #expect(session.status == .disconnected(.notStarted))
-                server.publish("later", to: "room")
+                try server.publish("later", to: "room")
                 await lifecycle.foreground()
                 var messages = room.makeAsyncIterator()
                 #expect(try await messages.next()?.data == "later")

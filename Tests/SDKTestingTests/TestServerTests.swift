@@ -16,7 +16,7 @@ struct TestServerTests {
             guard case .frame(let frame)? = await events.next() else { throw CodecError(.malformed, "no frame") }
             return try codec.decode(frame)
         }
-        for n in 1...3 { server.publish(.number(Double(n)), to: "c") }
+        for n in 1...3 { try server.publish(JSONValue(n), to: "c") }
         try await connection.send(codec.encode(ClientMessage.authenticate(id: 1, token: Secret("t"))))
         #expect(try await next() == .ack(Ack(id: 1)))
         try await connection.send(codec.encode(ClientMessage.subscribe(id: 2, channel: "c", since: 0)))

@@ -9,15 +9,18 @@ public enum ClientMessage: Hashable, Sendable, CustomStringConvertible {
     case subscribe(id: RequestID, channel: String, since: UInt64?)
     /// Leave a channel.
     case unsubscribe(id: RequestID, channel: String)
-    /// Publish to a channel; the server acknowledges with the message's sequence number.
-    case publish(id: RequestID, channel: String, data: JSONValue)
+    /// Publish to a channel; the server acknowledges with the message's sequence number. With a
+    /// `key` (1 to 64 bytes, chosen by the client, unique per publish), the server applies the
+    /// publish at most once within its deduplication window: a re-sent publish with the same key
+    /// is acknowledged with the first one's sequence number and not delivered again.
+    case publish(id: RequestID, channel: String, data: JSONValue, key: String? = nil)
     /// Ask the server to answer with a pong.
     case ping(id: RequestID)
 
     /// The request's id.
     public var id: RequestID {
         switch self {
-        case .authenticate(let id, _), .subscribe(let id, _, _), .unsubscribe(let id, _), .publish(let id, _, _), .ping(let id): id
+        case .authenticate(let id, _), .subscribe(let id, _, _), .unsubscribe(let id, _), .publish(let id, _, _, _), .ping(let id): id
         }
     }
 
@@ -26,7 +29,7 @@ public enum ClientMessage: Hashable, Sendable, CustomStringConvertible {
         case .authenticate(let id, let token): "authenticate #\(id) token=\(token == nil ? "none" : "<redacted>")"
         case .subscribe(let id, let channel, let since): "subscribe #\(id) \(channel)" + (since.map { " since \($0)" } ?? "")
         case .unsubscribe(let id, let channel): "unsubscribe #\(id) \(channel)"
-        case .publish(let id, let channel, _): "publish #\(id) \(channel)"
+        case .publish(let id, let channel, _, let key): "publish #\(id) \(channel)" + (key.map { " key \($0)" } ?? "")
         case .ping(let id): "ping #\(id)"
         }
     }

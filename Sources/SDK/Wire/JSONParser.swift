@@ -49,7 +49,7 @@ struct JSONParser {
     }
 
     private mutating func parseValue(depth: Int) throws(JSONParseError) -> JSONValue {
-        guard depth < maxDepth else { throw JSONParseError("nesting deeper than \(maxDepth)", at: index) }
+        guard depth < maxDepth else { throw JSONParseError("nesting deeper than \(maxDepth) levels", at: index, isDepthLimit: true) }
         guard index < bytes.count else { throw JSONParseError("unexpected end of text", at: index) }
         switch bytes[index] {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
@@ -131,33 +131,8 @@ struct JSONParser {
         }
     }
 
-    private mutating func parseNumber() throws(JSONParseError) -> Double {
-        let start = index
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        guard index < bytes.count, isDigit(bytes[index]) else { throw JSONParseError("invalid number", at: start) }
-        if bytes[index] == UInt8(ascii: "0") {
-            index += 1
-        } else {
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            guard index < bytes.count, isDigit(bytes[index]) else { throw JSONParseError("invalid number", at: start) }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            guard index < bytes.count, isDigit(bytes[index]) else { throw JSONParseError("invalid number", at: start) }
-            while index < bytes.count, isDigit(bytes[index]) { index += 1 }
-        }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        guard let value = Double(text), value.isFinite else { throw JSONParseError("number out of range", at: start) }
-        return value
-    }
-
-    private func isDigit(_ byte: UInt8) -> Bool {
-        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    private mutating func parseNumber() throws(JSONParseError) -> JSONNumber {
+        try JSONNumber.parse(bytes, at: &index)
     }
 
     private mutating func parseString() throws(JSONParseError) -> String {
@@ -260,11 +235,83 @@ struct JSONParser {
 struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {
     let message: String
     let offset: Int
+    /// Indicates that the text is valid so far but nests deeper than the limit.
+    let isDepthLimit: Bool
 
-    init(_ message: String, at offset: Int) {
+    init(_ message: String, at offset: Int, isDepthLimit: Bool = false) {
         self.message = message
         self.offset = offset
+        self.isDepthLimit = isDepthLimit
     }
 
     var description: String { "\(message) at byte \(offset)" }
+}
+
+extension JSONParser {
+    /// The value of member `name` of the top-level object in `text` (its last occurrence), read
+    /// without building — or recursing into — any other member, so it works on a frame of any
+    /// depth. `nil` when the text is not an object, or the member is missing, unreadable or not
+    /// a scalar.
+    static func topLevelMember(_ name: String, in text: String) -> JSONValue? {
+        var text = text
+        return text.withUTF8 { buffer in
+            // Depth 2: the object, and a scalar member value.
+            var parser = JSONParser(bytes: buffer, maxDepth: 2)
+            return parser.scanMembers(for: name)
+        }
+    }
+
+    private mutating func scanMembers(for name: String) -> JSONValue? {
+        skipWhitespace()
+        guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else { return nil }
+        index += 1
+        var found: JSONValue?
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), let key = try? parseString() else { return found }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return found }
+            index += 1
+            skipWhitespace()
+            if key == name {
+                guard let value = try? parseValue(depth: 1) else { return found }
+                found = value
+            } else if !skipValue() {
+                return found
+            }
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { return found }
+            index += 1
+        }
+    }
+
+    /// Steps over one value without building it: containers by counting brackets (outside
+    /// strings), iteratively. False at the end of the text.
+    private mutating func skipValue() -> Bool {
+        var depth = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                guard (try? parseString()) != nil else { return false }
+                if depth == 0 { return true }
+                continue
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return true }
+                depth -= 1
+                if depth == 0 {
+                    index += 1
+                    return true
+                }
+            case UInt8(ascii: ","), 0x20, 0x0A, 0x0D, 0x09:
+                if depth == 0 { return true }
+            default:
+                break
+            }
+            index += 1
+        }
+        return depth == 0
+    }
 }

@@ -1,9 +1,11 @@
 /// A JSON value: what a message carries. Build one with literals
-/// (`["text": "hi", "n": 3]`) and read it with the accessors.
+/// (`["text": "hi", "n": 3]`) or the initializers (`JSONValue(id)` for an `Int64` or `UInt64`
+/// id), and read it with the accessors. Numbers are kept exactly (``JSONNumber``): a 64-bit
+/// integer arrives as it was sent.
 public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
-    case number(Double)
+    case number(JSONNumber)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -13,15 +15,26 @@ public enum JSONValue: Hashable, Sendable {
         if case .string(let value) = self { value } else { nil }
     }
 
-    /// The number, if this is one.
+    /// The number as the nearest `Double`, if this is one (read 64-bit integers with
+    /// ``integerValue`` or ``unsignedIntegerValue``: a `Double` holds integers exactly only up
+    /// to 2^53).
     public var numberValue: Double? {
+        if case .number(let value) = self { value.doubleValue } else { nil }
+    }
+
+    /// The exact number, if this is one.
+    public var exactNumber: JSONNumber? {
         if case .number(let value) = self { value } else { nil }
     }
 
-    /// The whole number, if this is a number without a fraction that fits.
+    /// The whole number, exactly, if this is an integer that fits `Int64`.
     public var integerValue: Int64? {
-        guard case .number(let value) = self, value.rounded() == value, abs(value) < 9.007_199_254_740_992e15 else { return nil }
-        return Int64(value)
+        if case .number(let value) = self { value.int64Value } else { nil }
+    }
+
+    /// The whole number, exactly, if this is an integer that fits `UInt64`.
+    public var unsignedIntegerValue: UInt64? {
+        if case .number(let value) = self { value.uint64Value } else { nil }
     }
 
     /// The Boolean, if this is one.
@@ -50,13 +63,22 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 {
     public init(nilLiteral: ()) { self = .null }
     public init(booleanLiteral value: Bool) { self = .bool(value) }
-    public init(integerLiteral value: Int) { self = .number(Double(value)) }
-    public init(floatLiteral value: Double) { self = .number(value) }
+    public init(integerLiteral value: Int) { self = .number(JSONNumber(value)) }
+    public init(floatLiteral value: Double) { self = .number(JSONNumber(value)) }
     public init(stringLiteral value: String) { self = .string(value) }
     public init(arrayLiteral elements: JSONValue...) { self = .array(elements) }
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         self = .object(Dictionary(elements, uniquingKeysWith: { _, last in last }))
     }
+}
+
+extension JSONValue {
+    public init(_ value: Int) { self = .number(JSONNumber(value)) }
+    public init(_ value: Int64) { self = .number(JSONNumber(value)) }
+    public init(_ value: UInt64) { self = .number(JSONNumber(value)) }
+    public init(_ value: Double) { self = .number(JSONNumber(value)) }
+    public init(_ value: String) { self = .string(value) }
+    public init(_ value: Bool) { self = .bool(value) }
 }
 
 extension JSONValue: CustomStringConvertible {

@@ -1,6 +1,8 @@
 /// The default protocol: JSON objects in WebSocket text frames, one message a frame (see
 /// `docs/PROTOCOL.md`). It encodes and decodes both directions, so servers and test peers can
-/// use it too. It never traps on input.
+/// use it too. It never traps on input, and it never encodes a frame its own decoder would
+/// refuse: every limit decoding enforces (size, depth, numbers, channel names) encoding
+/// enforces too, as a typed ``CodecError``.
 public struct JSONWireCodec: WireCodec, Hashable {
     /// The largest frame accepted, in bytes of UTF-8.
     public var maxFrameBytes: Int
@@ -15,26 +17,30 @@ public struct JSONWireCodec: WireCodec, Hashable {
     // MARK: Client side
 
     public func encode(_ message: ClientMessage) throws(CodecError) -> TransportFrame {
-        var object: [String: JSONValue] = ["id": .number(Double(message.id))]
+        var object: [String: JSONValue] = ["id": JSONValue(message.id)]
         switch message {
         case .authenticate(_, let token):
             object["type"] = "auth"
             if let token { object["token"] = .string(token.revealedValue) }
         case .subscribe(_, let channel, let since):
             object["type"] = "subscribe"
-            object["channel"] = .string(channel)
-            if let since { object["since"] = .number(Double(since)) }
+            object["channel"] = try channelValue(channel)
+            if let since { object["since"] = JSONValue(since) }
         case .unsubscribe(_, let channel):
             object["type"] = "unsubscribe"
-            object["channel"] = .string(channel)
-        case .publish(_, let channel, let data):
+            object["channel"] = try channelValue(channel)
+        case .publish(_, let channel, let data, let key):
             object["type"] = "publish"
-            object["channel"] = .string(channel)
+            object["channel"] = try channelValue(channel)
             object["data"] = data
+            if let key {
+                try Self.checkPublishKey(key)
+                object["key"] = .string(key)
+            }
         case .ping:
             object["type"] = "ping"
         }
-        return try checkedFrame(JSONWriter.text(.object(object)))
+        return try checkedFrame(.object(object))
     }
 
     public func decode(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
@@ -64,24 +70,24 @@ public struct JSONWireCodec: WireCodec, Hashable {
         switch message {
         case .ack(let ack):
             object["type"] = "ok"
-            object["id"] = .number(Double(ack.id))
-            if let sequence = ack.sequence { object["seq"] = .number(Double(sequence)) }
+            object["id"] = JSONValue(ack.id)
+            if let sequence = ack.sequence { object["seq"] = JSONValue(sequence) }
             if ack.gap { object["gap"] = true }
         case .message(let message):
             object["type"] = "message"
-            object["channel"] = .string(message.channel)
-            object["seq"] = .number(Double(message.sequence))
+            object["channel"] = try channelValue(message.channel)
+            object["seq"] = JSONValue(message.sequence)
             object["data"] = message.data
         case .error(let error):
             object["type"] = "error"
-            object["id"] = error.id.map { .number(Double($0)) } ?? .null
+            object["id"] = error.id.map { JSONValue($0) } ?? .null
             object["code"] = .string(error.code)
             object["message"] = .string(error.message)
         case .pong(let id):
             object["type"] = "pong"
-            object["id"] = .number(Double(id))
+            object["id"] = JSONValue(id)
         }
-        return try checkedFrame(JSONWriter.text(.object(object)))
+        return try checkedFrame(.object(object))
     }
 
     /// The message in a frame a client sent.
@@ -100,7 +106,13 @@ public struct JSONWireCodec: WireCodec, Hashable {
             return .unsubscribe(id: id, channel: try channel(in: fields))
         case "publish":
             guard let data = fields["data"] else { throw CodecError(.missingField, "publish without data") }
-            return .publish(id: id, channel: try channel(in: fields), data: data)
+            var key: String?
+            if let value = fields["key"], value != .null {
+                guard let text = value.stringValue else { throw CodecError(.missingField, "'key' must be a string") }
+                try Self.checkPublishKey(text)
+                key = text
+            }
+            return .publish(id: id, channel: try channel(in: fields), data: data, key: key)
         case "ping":
             return .ping(id: id)
         default:
@@ -110,7 +122,25 @@ public struct JSONWireCodec: WireCodec, Hashable {
 
     // MARK: Helpers
 
-    private func checkedFrame(_ text: String) throws(CodecError) -> TransportFrame {
+    /// The id of a request in a frame the codec refused (too deep, an unknown type, a bad
+    /// field), when the frame is a JSON object whose top-level `id` is readable: so a server
+    /// can tell the client which request failed. It never builds the rest of the frame, so a
+    /// frame of any depth costs no more than reading it once.
+    public func requestID(inRefused frame: TransportFrame) -> RequestID? {
+        guard case .text(let text) = frame, text.utf8.count <= maxFrameBytes else { return nil }
+        return JSONParser.topLevelMember("id", in: text)?.unsignedIntegerValue
+    }
+
+    private func checkedFrame(_ value: JSONValue) throws(CodecError) -> TransportFrame {
+        let text: String
+        do {
+            text = try JSONWriter.checkedText(value, maxDepth: maxDepth)
+        } catch {
+            switch error {
+            case .tooDeep(let limit): throw CodecError(.tooDeep, "the message nests deeper than \(limit) levels")
+            case .nonFiniteNumber(let number): throw CodecError(.invalidNumber, "JSON cannot carry the number \(number)")
+            }
+        }
         guard text.utf8.count <= maxFrameBytes else {
             throw CodecError(.oversize, "message of \(text.utf8.count) bytes exceeds the limit of \(maxFrameBytes)")
         }
@@ -125,7 +155,7 @@ public struct JSONWireCodec: WireCodec, Hashable {
         do {
             value = try JSONParser.parse(text, maxDepth: maxDepth)
         } catch {
-            throw CodecError(.malformed, error.description)
+            throw CodecError(error.isDepthLimit ? .tooDeep : .malformed, error.description)
         }
         guard case .object(let fields) = value else { throw CodecError(.malformed, "a frame must hold a JSON object") }
         return fields
@@ -138,18 +168,30 @@ public struct JSONWireCodec: WireCodec, Hashable {
 
     private func channel(in fields: [String: JSONValue]) throws(CodecError) -> String {
         let name = try string("channel", in: fields)
-        guard !name.isEmpty, name.utf8.count <= 256 else { throw CodecError(.missingField, "'channel' must be 1 to 256 bytes") }
+        try Self.checkChannel(name)
         return name
     }
 
+    private func channelValue(_ name: String) throws(CodecError) -> JSONValue {
+        try Self.checkChannel(name)
+        return .string(name)
+    }
+
+    private static func checkPublishKey(_ key: String) throws(CodecError) {
+        guard !key.isEmpty, key.utf8.count <= 64 else { throw CodecError(.missingField, "'key' must be 1 to 64 bytes") }
+    }
+
+    private static func checkChannel(_ name: String) throws(CodecError) {
+        guard !name.isEmpty, name.utf8.count <= 256 else { throw CodecError(.missingField, "'channel' must be 1 to 256 bytes") }
+    }
+
     private func requestID(_ key: String, in fields: [String: JSONValue]) throws(CodecError) -> RequestID {
-        guard let value = fields[key]?.integerValue, value >= 0 else { throw CodecError(.missingField, "'\(key)' must be a whole number ≥ 0") }
-        return RequestID(value)
+        try sequence(key, in: fields)
     }
 
     private func sequence(_ key: String, in fields: [String: JSONValue]) throws(CodecError) -> UInt64 {
-        guard let value = fields[key]?.integerValue, value >= 0 else { throw CodecError(.missingField, "'\(key)' must be a whole number ≥ 0") }
-        return UInt64(value)
+        guard let value = fields[key]?.unsignedIntegerValue else { throw CodecError(.missingField, "'\(key)' must be a whole number from 0 to 2^64-1") }
+        return value
     }
 
     private func optionalSequence(_ key: String, in fields: [String: JSONValue]) throws(CodecError) -> UInt64? {

@@ -1,23 +1,46 @@
 /// Writes ``JSONValue`` as compact JSON text (object members in sorted order, so the output is
-/// stable).
+/// stable). Re-encoding what ``JSONParser`` read never makes it longer: numbers are written as
+/// they were read, and every escape is the shortest JSON has.
 enum JSONWriter {
+    /// Why a value cannot be written as JSON a receiver accepts.
+    enum Failure: Error, Hashable {
+        /// A value sits deeper than the limit (the top-level value is level 1).
+        case tooDeep(limit: Int)
+        /// NaN or an infinity: JSON has no spelling for them.
+        case nonFiniteNumber(String)
+    }
+
+    /// The text of `value` for people (descriptions, logs): no depth limit, and NaN or an
+    /// infinity spelled as Swift does.
     static func text(_ value: JSONValue) -> String {
         var output = ""
-        write(value, into: &output)
+        try? write(value, into: &output, depth: 0, maxDepth: .max, strict: false)
         return output
     }
 
-    static func write(_ value: JSONValue, into output: inout String) {
+    /// The text of `value` as a receiver with these limits accepts it, or why it cannot be.
+    static func checkedText(_ value: JSONValue, maxDepth: Int) throws(Failure) -> String {
+        var output = ""
+        try write(value, into: &output, depth: 0, maxDepth: maxDepth, strict: true)
+        return output
+    }
+
+    /// `depth` counts from 0 for the top-level value, exactly as ``JSONParser`` counts, so the
+    /// writer refuses precisely what the parser would.
+    private static func write(_ value: JSONValue, into output: inout String, depth: Int, maxDepth: Int, strict: Bool) throws(Failure) {
+        guard depth < maxDepth else { throw .tooDeep(limit: maxDepth) }
         switch value {
         case .null: output += "null"
         case .bool(let flag): output += flag ? "true" : "false"
-        case .number(let number): writeNumber(number, into: &output)
+        case .number(let number):
+            if strict, !number.isFinite { throw .nonFiniteNumber(number.description) }
+            output += number.description
         case .string(let string): writeString(string, into: &output)
         case .array(let elements):
             output += "["
             for (offset, element) in elements.enumerated() {
                 if offset > 0 { output += "," }
-                write(element, into: &output)
+                try write(element, into: &output, depth: depth + 1, maxDepth: maxDepth, strict: strict)
             }
             output += "]"
         case .object(let members):
@@ -26,22 +49,9 @@ enum JSONWriter {
                 if offset > 0 { output += "," }
                 writeString(key, into: &output)
                 output += ":"
-                write(members[key]!, into: &output)
+                try write(members[key]!, into: &output, depth: depth + 1, maxDepth: maxDepth, strict: strict)
             }
             output += "}"
-        }
-    }
-
-    static func writeNumber(_ number: Double, into output: inout String) {
-        guard number.isFinite else {
-            // JSON has no infinities or NaN.
-            output += "null"
-            return
-        }
-        if number.rounded() == number, abs(number) < 9.007_199_254_740_992e15 {
-            output += String(Int64(number))
-        } else {
-            output += String(number)
         }
     }
 
@@ -64,6 +74,8 @@ enum JSONWriter {
             case "\n": output += "\\n"
             case "\r": output += "\\r"
             case "\t": output += "\\t"
+            case "\u{08}": output += "\\b"
+            case "\u{0C}": output += "\\f"
             default:
                 if scalar.value < 0x20 {
                     let hex = String(scalar.value, radix: 16)

@@ -208,7 +208,7 @@ struct SubscriptionTests {
             try await session.connect()
             await server.waitForReceivedMessages(2)
             #expect(server.subscriberCount(of: "later") == 1)
-            server.publish("hello", to: "later")
+            try server.publish("hello", to: "later")
             var iterator = subscription.makeAsyncIterator()
             #expect(try await iterator.next()?.data == "hello")
         }

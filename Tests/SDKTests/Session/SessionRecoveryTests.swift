@@ -26,7 +26,7 @@ struct SessionRecoveryTests {
             let news = try await session.subscribe(to: "news")
             var reports = session.recoveryReports.makeAsyncIterator()
             await lifecycle.background()
-            for n in 1...3 { server.publish(.number(Double(n)), to: "room") }
+            for n in 1...3 { try server.publish(JSONValue(n), to: "room") }
             await lifecycle.foreground()
             let report = try #require(await reports.next())
             #expect(report.trigger == .foreground)
@@ -70,7 +70,7 @@ struct SessionRecoveryTests {
             let room = try await session.subscribe(to: "room")
             var reports = session.recoveryReports.makeAsyncIterator()
             await lifecycle.background()
-            for n in 1...5 { server.publish(.number(Double(n)), to: "room") }
+            for n in 1...5 { try server.publish(JSONValue(n), to: "room") }
             await lifecycle.foreground()
             let report = try #require(await reports.next())
             #expect(report.gaps == ["room"])
@@ -93,7 +93,7 @@ struct SessionRecoveryTests {
             var reports = session.recoveryReports.makeAsyncIterator()
             await lifecycle.background()
             server.setRejectingSubscriptions(to: ["room"])
-            server.publish("fresh", to: "news")
+            try server.publish("fresh", to: "news")
             await lifecycle.foreground()
             let report = try #require(await reports.next())
             let roomStep = try #require(report.steps.first { $0.id == .subscription("room") })
@@ -166,7 +166,7 @@ struct SessionRecoveryTests {
             await lifecycle.background()
             try await withThrowingTaskGroup(of: (Int, UInt64).self) { group in
                 for n in 1...5 {
-                    group.addTask { (n, try await session.publish(.number(Double(n)), to: "room")) }
+                    group.addTask { (n, try await session.publish(JSONValue(n), to: "room")) }
                     await waitForOutbox(session, n)
                 }
                 var reports = session.recoveryReports.makeAsyncIterator()
@@ -188,7 +188,7 @@ struct SessionRecoveryTests {
             }
             #expect(kinds == ["auth", "subscribe", "publish", "publish", "publish", "publish", "publish"])
             var messages = room.makeAsyncIterator()
-            for n in 1...5 { #expect(try await messages.next()?.data == .number(Double(n))) }
+            for n in 1...5 { #expect(try await messages.next()?.data == JSONValue(n)) }
         }
     }
 
@@ -210,7 +210,7 @@ struct SessionRecoveryTests {
             await lifecycle.background()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for n in 1...3 {
-                    group.addTask { _ = try await session.publish(.number(Double(n)), to: "room") }
+                    group.addTask { _ = try await session.publish(JSONValue(n), to: "room") }
                     await waitForOutbox(session, n)
                 }
                 await lifecycle.foreground()
@@ -255,7 +255,7 @@ struct SessionRecoveryTests {
             #expect(try await first.value == 1)
             #expect(try await third.value == 2)
             let published = server.receivedMessages.compactMap { message -> JSONValue? in
-                if case .publish(_, _, let data) = message { data } else { nil }
+                if case .publish(_, _, let data, _) = message { data } else { nil }
             }
             #expect(published == [.number(1), .number(3)])
         }
@@ -343,7 +343,7 @@ struct SessionRecoveryTests {
             let room = try await session.subscribe(to: "room")
             await lifecycle.background()
             await server.waitForOpenConnections(0)
-            server.publish("missed", to: "room")
+            try server.publish("missed", to: "room")
             try await withThrowingTaskGroup(of: UInt64.self) { group in
                 group.addTask { try await session.publish("queued", to: "room") }
                 await waitForOutbox(session, 1)

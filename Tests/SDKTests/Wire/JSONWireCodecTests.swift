@@ -52,7 +52,7 @@ struct JSONWireCodecTests {
             (.text("{\"type\":\"pong\",\"id\":1} trailing"), .malformed),
             (.text("{\"type\":\"pong\",\"id\":1e999}"), .malformed),
             (.text("{\"a\":\"\\ud800\"}"), .malformed),
-            (.text(String(repeating: "[", count: 100)), .malformed),
+            (.text(String(repeating: "[", count: 100)), .tooDeep),
             (.binary([0x7B, 0x7D]), .unsupportedFrame),
             (.text("{\"type\":\"pong\",\"id\":1,\"pad\":\"" + String(repeating: "x", count: 2_000_000) + "\"}"), .oversize),
         ]
