@@ -13,6 +13,7 @@ public final class TestServer: Sendable {
         var acceptedTotal = 0
         var isRefusing = false
         var isFrozen = false
+        var losesNextPublishAck = false
         var connectionWaiters = CountWaiters(.exactly)
         var messageWaiters = CountWaiters(.atLeast)
     }
@@ -89,6 +90,11 @@ public final class TestServer: Sendable {
     /// Refuses subscriptions to `channels` (error `forbidden`) while set.
     public func setRejectingSubscriptions(to channels: Set<String>) { state.withLock { $0.core.rejectedChannels = channels } }
 
+    /// The next publish is applied (numbered, delivered, remembered by its key) and then its
+    /// connection drops before the acknowledgement leaves: the case exactly-once publishing is
+    /// for.
+    public func loseNextPublishAcknowledgement() { state.withLock { $0.losesNextPublishAck = true } }
+
     /// While set, frames are accepted and never answered (a half-open connection).
     public func setFrozen(_ frozen: Bool) { state.withLock { $0.isFrozen = frozen } }
 
@@ -134,7 +140,13 @@ public final class TestServer: Sendable {
             if let message = try? state.core.configuration.codec.decodeClientMessage(frame) { state.received.append(message) }
             let ready = state.messageWaiters.ready(count: state.received.count)
             guard !state.isFrozen else { return ([], ready) }
-            return (state.core.received(frame, from: id), ready)
+            var outputs = state.core.received(frame, from: id)
+            if state.losesNextPublishAck, case .publish? = state.received.last {
+                state.losesNextPublishAck = false
+                outputs = outputs.filter { if case .send(id, _) = $0 { false } else { true } }
+                outputs.append(.close(id, .goingAway, reason: "dropped before the acknowledgement"))
+            }
+            return (outputs, ready)
         }
         perform(outputs)
         for signal in ready { signal.fire() }

@@ -1,42 +1,60 @@
 extension Session {
-    /// A publish waiting for a connection.
+    /// A publish until its acknowledgement: waiting in the outbox, or sent and waiting for the
+    /// reply (then it travels in its ``PendingRequest``).
     struct OutboxEntry {
+        /// Orders entries by when the app called `publish` (and identifies a withdrawal).
         let key: UInt64
         let channel: String
         let data: JSONValue
+        /// The idempotency key on the wire: the same for every send of this publish, so the
+        /// server applies it at most once.
+        let publishKey: String
         let deadline: SessionClock.Instant
         let waiter: CheckedContinuation<Ack, any Error>
+        /// Indicates that it went on the wire at least once: it may have been applied, so it is
+        /// never withdrawn, and only re-sent with the same key.
+        var wasSent = false
     }
 
     /// Publishes `data` on `channel` and returns its sequence number once the server
-    /// acknowledged it. Without a connection, the publish waits in the bounded outbox and is
-    /// sent, in order, once the next connection's replay is done. On an open connection it goes
-    /// out at once, unless publishes still wait in the outbox (a replay is running): then it
-    /// queues behind them, so the app's publishes reach the server in the order they were made.
-    /// A recovery step's own publishes go out at once even then — the outbox waits for the
-    /// replay, and the replay for the step. Every call ends
-    /// exactly once: acknowledged, or a typed error — `outboxFull`, `timedOut` (after
-    /// `outboxTimeout` in the outbox, or `requestTimeout` for the reply), `connectionLost` (sent
-    /// but unacknowledged: it may or may not have reached the server), `sessionEnded`, or
-    /// `CancellationError` when the calling task is cancelled while the publish still waits in
-    /// the outbox — it is then withdrawn and never sent. Once sent, it waits for its reply.
+    /// acknowledged it — **exactly once**: every publish carries an idempotency key, and one
+    /// whose acknowledgement was lost with the connection waits in the outbox and is re-sent
+    /// with the same key after the next connection's replay; the server applies a key at most
+    /// once within its deduplication window (120 s on the reference server: keep
+    /// `outboxTimeout` within it).
+    ///
+    /// Without a connection, the publish waits in the bounded outbox and is sent, in order, once
+    /// the next connection's replay is done. On an open connection it goes out at once, unless
+    /// publishes still wait in the outbox (a replay is running): then it queues behind them, so
+    /// the app's publishes reach the server in the order they were made. A recovery step's own
+    /// publishes go out at once even then — the outbox waits for the replay, and the replay for
+    /// the step. Every call ends exactly once: acknowledged, or a typed error — `outboxFull`,
+    /// `encodingFailed` (at once: data the protocol cannot carry), `rejected` (the server's
+    /// error), `timedOut` (after `outboxTimeout` unsent, or `requestTimeout` with no reply: it
+    /// may have been applied), `connectionLost` (sent, then `outboxTimeout` passed without a
+    /// connection to re-send it on: it may have been applied), `sessionEnded`, or
+    /// `CancellationError` when the calling task is cancelled while the publish was never sent —
+    /// it is then withdrawn. Once sent, it is not withdrawn: it waits for its acknowledgement.
     public func publish(_ data: JSONValue, to channel: String) async throws -> UInt64 {
         try refuseIfEnded("publish")
         ensureStarted()
         guard !channel.isEmpty, channel.utf8.count <= 256 else {
             throw SessionError(.invalidArgument, "a channel name is 1 to 256 bytes (got \(channel.utf8.count))")
         }
-        if case .open(_, let wire, _) = link, outbox.isEmpty || Self.recoveryStepOwner == ObjectIdentifier(self) {
-            let ack = try await request(.publish(id: makeRequestID(), channel: channel, data: data), on: wire)
-            return ack.sequence ?? 0
-        }
-        guard outbox.count < settings.outboxLimit else {
-            throw SessionError(.outboxFull, "\(outbox.count) publishes already wait for a connection (status: \(status))")
-        }
+        let publishKey = Self.makePublishKey()
         do {
-            _ = try settings.codec.encode(ClientMessage.publish(id: 0, channel: channel, data: data))
+            _ = try settings.codec.encode(ClientMessage.publish(id: nextRequestID, channel: channel, data: data, key: publishKey))
         } catch {
             throw SessionError(.encodingFailed, error.description)
+        }
+        let sendsNow: Bool
+        if case .open = link, outbox.isEmpty || Self.recoveryStepOwner == ObjectIdentifier(self) {
+            sendsNow = true
+        } else {
+            sendsNow = false
+            guard outbox.count < settings.outboxLimit else {
+                throw SessionError(.outboxFull, "\(outbox.count) publishes already wait for a connection (status: \(status))")
+            }
         }
         let key = makeSerial()
         let ack = try await withTaskCancellationHandler {
@@ -45,15 +63,51 @@ extension Session {
                     waiter.resume(throwing: CancellationError())
                     return
                 }
-                let deadline = clock.deadline(after: settings.outboxTimeout)
-                outbox.append(OutboxEntry(key: key, channel: channel, data: data, deadline: deadline, waiter: waiter))
-                if outbox.count == 1 { armOutboxDeadline() }
-                flushOutboxIfReady()
+                let entry = OutboxEntry(
+                    key: key, channel: channel, data: data, publishKey: publishKey,
+                    deadline: clock.deadline(after: settings.outboxTimeout), waiter: waiter
+                )
+                if sendsNow, case .open(_, let wire, _) = link {
+                    sendPublish(entry, on: wire)
+                } else {
+                    outbox.append(entry)
+                    if outbox.count == 1 { armOutboxDeadline() }
+                    flushOutboxIfReady()
+                }
             }
         } onCancel: {
             handleFromCancellation(.publishCancelled(key))
         }
         return ack.sequence ?? 0
+    }
+
+    /// 128 random bits, as 32 hex digits: unique per publish, across clients.
+    static func makePublishKey() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<2).map { _ in
+            let hex = String(generator.next() as UInt64, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }.joined()
+    }
+
+    /// Sends a publish and waits for its reply (within the request timeout).
+    @discardableResult
+    func sendPublish(_ entry: OutboxEntry, on wire: Wire) -> RequestID {
+        var entry = entry
+        entry.wasSent = true
+        let id = makeRequestID()
+        requests[id] = PendingRequest(waiter: entry.waiter, publish: entry)
+        arm(.request(id), after: settings.requestTimeout)
+        send(.publish(id: id, channel: entry.channel, data: entry.data, key: entry.publishKey), on: wire)
+        return id
+    }
+
+    /// Publishes sent on a connection that is gone, unacknowledged: back to the front of the
+    /// outbox, in the order they were made, to be re-sent with their keys.
+    func requeue(_ entries: [OutboxEntry]) {
+        guard !entries.isEmpty else { return }
+        outbox.insert(contentsOf: entries.sorted { $0.key < $1.key }, at: 0)
+        armOutboxDeadline()
     }
 
     /// How many publishes wait in the outbox.
@@ -66,11 +120,8 @@ extension Session {
         outbox = []
         cancelTimer(.outboxDeadline)
         for entry in entries {
-            let id = makeRequestID()
-            requests[id] = PendingRequest(waiter: entry.waiter)
-            arm(.request(id), after: settings.requestTimeout)
+            let id = sendPublish(entry, on: wire)
             recovery?.flushing.insert(id)
-            send(.publish(id: id, channel: entry.channel, data: entry.data), on: wire)
         }
     }
 
@@ -92,17 +143,24 @@ extension Session {
         arm(.outboxDeadline, after: clock.remaining(until: first.deadline))
     }
 
-    /// Fails the entries whose time ran out.
+    /// Fails the entries whose time ran out (entries are in call order, so deadlines ascend).
     func expireOutbox() {
         while let first = outbox.first, clock.remaining(until: first.deadline) <= .zero {
             outbox.removeFirst()
-            first.waiter.resume(throwing: SessionError(.timedOut, "the publish waited \(settings.outboxTimeout) for a connection"))
+            if first.wasSent {
+                first.waiter.resume(throwing: SessionError(
+                    .connectionLost, "the publish was sent, its acknowledgement was lost with the connection, and no connection came within \(settings.outboxTimeout) to re-send it: it may have been applied"
+                ))
+            } else {
+                first.waiter.resume(throwing: SessionError(.timedOut, "the publish waited \(settings.outboxTimeout) for a connection"))
+            }
         }
     }
 
-    /// A cancelled caller's publish leaves the outbox unsent (if it is still there).
+    /// A cancelled caller's publish leaves the outbox unsent (if it is still there and was never
+    /// sent: one that went on the wire may have been applied, so it completes).
     func withdrawFromOutbox(_ key: UInt64) {
-        guard let index = outbox.firstIndex(where: { $0.key == key }) else { return }
+        guard let index = outbox.firstIndex(where: { $0.key == key && !$0.wasSent }) else { return }
         let entry = outbox.remove(at: index)
         entry.waiter.resume(throwing: CancellationError())
         if index == 0 { armOutboxDeadline() }

@@ -16,10 +16,13 @@ extension Session {
 
         let waiter: CheckedContinuation<Ack, any Error>?
         let kind: Kind
+        /// For a publish: the entry, to re-send if the connection is lost before the reply.
+        let publish: OutboxEntry?
 
-        init(waiter: CheckedContinuation<Ack, any Error>?, kind: Kind = .caller) {
+        init(waiter: CheckedContinuation<Ack, any Error>?, kind: Kind = .caller, publish: OutboxEntry? = nil) {
             self.waiter = waiter
             self.kind = kind
+            self.publish = publish
         }
     }
 
@@ -75,13 +78,22 @@ extension Session {
         failSubscribeWaiters(requestID: id, error)
     }
 
-    func failAllRequests(_ error: SessionError) {
+    /// The connection is gone (or the session is): every pending request fails with `error` —
+    /// but an unacknowledged publish, with `requeuePublishes`, goes back to the outbox to be
+    /// re-sent with its key on the next connection.
+    func failAllRequests(_ error: SessionError, requeuePublishes: Bool = true) {
         let pending = requests
         requests = [:]
+        var requeued: [OutboxEntry] = []
         for (id, request) in pending {
             cancelTimer(.request(id))
-            request.waiter?.resume(throwing: error)
+            if requeuePublishes, let entry = request.publish {
+                requeued.append(entry)
+            } else {
+                request.waiter?.resume(throwing: error)
+            }
         }
+        requeue(requeued)
         failAllSubscribeWaiters(error)
     }
 

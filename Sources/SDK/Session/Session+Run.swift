@@ -217,7 +217,7 @@ extension Session {
         teardownLink(code: .goingAway, reason: "session ended")
         for timer in timers.values { timer.cancel.fire() }
         timers = [:]
-        failAllRequests(SessionError(.sessionEnded, "the session was shut down"))
+        failAllRequests(SessionError(.sessionEnded, "the session was shut down"), requeuePublishes: false)
         failOutbox(SessionError(.sessionEnded, "the session was shut down"))
         failRefresh(SessionError(.sessionEnded, "the session was shut down"))
         abandonRecovery()
