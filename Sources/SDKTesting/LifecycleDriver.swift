@@ -4,8 +4,15 @@ public import SDK
 /// change, so the next line can assert on it.
 ///
 /// ```swift
-/// await lifecycle.background()
-/// #expect(session.status == .disconnected(.appBackgrounded))
+/// @Test func backgroundDisconnects() async throws {
+///     let lifecycle = LifecycleDriver()
+///     let session = Session(settings: try .testing(), transport: TestServer().transport(), clock: TestClock(), lifecycle: lifecycle)
+///     try await withRunningSession(session) { status in
+///         try await status.waitFor(.connected)
+///         await lifecycle.background()
+///         #expect(session.status == .disconnected(.appBackgrounded))
+///     }
+/// }
 /// ```
 public final class LifecycleDriver: LifecycleSource {
     private let source: ManualLifecycleSource

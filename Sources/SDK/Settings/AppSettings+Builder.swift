@@ -141,7 +141,14 @@ extension AppSettings {
             return tokenProvider { secret }
         }
 
-        /// Supplies the token for every connection attempt.
+        /// Supplies the token for every connection attempt, as a plain `String` (what most auth
+        /// libraries hand out).
+        public func tokenProvider(_ provider: @escaping @Sendable () async throws -> String) -> Builder {
+            tokenProvider { () async throws -> Secret? in Secret(try await provider()) }
+        }
+
+        /// Supplies the token for every connection attempt, as a ``Secret`` (`nil` for a server
+        /// that needs no credentials).
         public func tokenProvider(_ provider: @escaping TokenProvider) -> Builder {
             var copy = self
             copy.tokenProvider = provider

@@ -10,7 +10,7 @@ public typealias TokenProvider = @Sendable () async throws -> Secret?
 /// ```swift
 /// let settings = try AppSettings.Builder()
 ///     .serverURL("wss://realtime.example.com/")
-///     .token { try await auth.currentToken() }
+///     .tokenProvider { try await auth.freshToken() }   // asked for every attempt
 ///     .autoEstablishSocketConnection(false)     // Manual mode
 ///     .backgroundTimeout(.seconds(30))
 ///     .build()

@@ -1,4 +1,5 @@
 import SDK
+import SDKTesting
 import Testing
 
 @Suite("AppSettings.Builder")
@@ -73,6 +74,16 @@ struct AppSettingsTests {
             Issue.record("expected an error")
         } catch {
             #expect(!error.description.contains("hunter2"))
+        }
+    }
+
+    @Test("a token provider may return a plain String (review item 9.6); it reaches the server's auth")
+    func plainStringTokenProvider() async throws {
+        let server = TestServer(tokens: ["plain"])
+        let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:9/").tokenProvider { "plain" }.noHeartbeat().build()
+        let session = Session(settings: settings, transport: server.transport(), clock: TestClock())
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
         }
     }
 }

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Writes every Swift code block of the README, docs/*.md and the doc comments in Sources/ into
+a throw-away package (argument 1), so `swift build --build-tests` there compiles them all.
+
+Each block becomes a file of its own, named after where it came from:
+- a block that begins with `// swift-tools-version` is a manifest: Manifests/NAME/Package.swift;
+- a block with `@Test` goes into the test target;
+- a block whose code begins with a declaration (struct, final class, extension, func, @main, …)
+  stays at file scope; any other block is a run of statements and is wrapped in an `async
+  throws` function, as an app would write it in one.
+`import SwiftUI`, `BackgroundTasks` and `UIKit` become `import AppleStandIns` where those
+frameworks do not exist (see AppleStandIns.swift)."""
+import pathlib, re, sys
+
+root = pathlib.Path(__file__).resolve().parents[2]
+out = pathlib.Path(sys.argv[1])
+apple = sys.argv[2] == "apple" if len(sys.argv) > 2 else False
+
+def blocks_in_markdown(path):
+    lines = path.read_text().splitlines()
+    inside, start, body = False, 0, []
+    for number, line in enumerate(lines, 1):
+        if not inside and line.strip() == "```swift":
+            inside, start, body = True, number, []
+        elif inside and line.strip() == "```":
+            inside = False
+            yield start, "\n".join(body)
+        elif inside:
+            body.append(line)
+
+def blocks_in_doc_comments(path):
+    lines = path.read_text().splitlines()
+    inside, start, body = False, 0, []
+    for number, line in enumerate(lines, 1):
+        text = line.strip()
+        if not text.startswith("///"):
+            continue
+        text = text[3:]
+        if text.startswith(" "):
+            text = text[1:]
+        if not inside and text.strip() == "```swift":
+            inside, start, body = True, number, []
+        elif inside and text.strip() == "```":
+            inside = False
+            yield start, "\n".join(body)
+        elif inside:
+            body.append(text)
+
+declaration = re.compile(r"^(@main|@Test|@Suite|@MainActor|struct |final class |class |enum |extension |func |actor |protocol |public |private )")
+
+def place(name, code):
+    imports, rest = [], []
+    for line in code.splitlines():
+        if line.startswith("import "):
+            module = line.split()[1]
+            if not apple and module in ("SwiftUI", "BackgroundTasks", "UIKit"):
+                line = "import AppleStandIns"
+            imports.append(line)
+        else:
+            rest.append(line)
+    imports = sorted(set(imports) | {"import SDK", "import SnippetPrelude"})
+    if not apple:
+        imports = sorted(set(imports) | {"import AppleStandIns"})
+    first = next((l for l in rest if l.strip() and not l.strip().startswith("//")), "")
+    header = f"// From {name}\n" + "\n".join(imports) + "\n\n"
+    if "@Test" in code:
+        header = f"// From {name}\n" + "\n".join(sorted(set(imports) | {"import SDKTesting", "import Testing"})) + "\n\n"
+        return "Tests/SnippetTests", header + "\n".join(rest) + "\n"
+    if declaration.match(first):
+        return "Sources/Snippets", header + "\n".join(rest) + "\n"
+    body = "\n".join("    " + l if l else l for l in rest)
+    function = re.sub(r"\W", "_", name)
+    return "Sources/Snippets", header + f"func snippet_{function}() async throws {{\n{body}\n}}\n"
+
+sources = [(p, blocks_in_markdown(p)) for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))]]
+sources += [(p, blocks_in_doc_comments(p)) for p in sorted((root / "Sources").rglob("*.swift"))]
+count = 0
+for path, blocks in sources:
+    for line, code in blocks:
+        name = f"{path.relative_to(root)}:{line}"
+        stem = re.sub(r"\W", "_", name)
+        if code.lstrip().startswith("// swift-tools-version"):
+            target = out / "Manifests" / stem / "Package.swift"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(code + "\n")
+        else:
+            folder, text = place(name, code)
+            target = out / folder / f"{stem}.swift"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        count += 1
+        print(f"snippet {name} -> {target.relative_to(out)}")
+print(f"snippets: {count}")
