@@ -94,7 +94,7 @@ struct ChaosRunner {
                 case .rejectCredentials(let on):
                     await host.server.updateFaults { $0.rejectCredentials = on }
                 case .close(let code):
-                    await host.server.closeAllConnections(code: CloseCode(code), reason: code == 4429 ? CloseCode.retryAfterReason(.milliseconds(50)) : "chaos")
+                    if (try? await host.server.closeAllConnections(code: CloseCode(code), reason: code == 4429 ? CloseCode.retryAfterReason(.milliseconds(50)) : "chaos")) == nil { violated("chaos chose a close code that must never be sent: \(code)") }
                 case .restart:
                     epoch.withLock { $0 += 1 }
                     try? await host.restart()

@@ -10,14 +10,17 @@ extension RealtimeServer {
     func serveHTTP(_ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
         try? await channel.executeThenClose { inbound, outbound in
             var uri = ""
+            var isUpgrade = false
             for try await part in inbound {
                 switch part {
                 case .head(let head):
                     uri = head.uri
+                    isUpgrade = head.headers["upgrade"].contains { $0.lowercased() == "websocket" }
                 case .body:
                     break
                 case .end:
-                    let (status, body) = admin(uri)
+                    let (status, body) = isUpgrade && faults.refuseConnections
+                        ? (.serviceUnavailable, "refusing connections (fault)\n") : admin(uri)
                     var headers = HTTPHeaders()
                     headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
                     headers.add(name: "Content-Length", value: String(body.utf8.count))
@@ -46,8 +49,20 @@ extension RealtimeServer {
             dropAllConnections()
             return (.ok, "dropped\n")
         case "/admin/close":
-            guard let code = query["code"].flatMap(UInt16.init) else { return (.badRequest, "close needs code=N\n") }
-            closeAllConnections(code: CloseCode(code), reason: query["reason"] ?? "")
+            guard let code = query["code"].flatMap(UInt16.init).map(CloseCode.init) else { return (.badRequest, "close needs code=N\n") }
+            var reason = query["reason"] ?? ""
+            if let milliseconds = query["retry-after-ms"] {
+                guard let value = Int64(milliseconds), value >= 0 else { return (.badRequest, "retry-after-ms takes milliseconds\n") }
+                reason = CloseCode.retryAfterReason(.milliseconds(value))
+            }
+            if code == .retryAfter, CloseCode.retryAfterMilliseconds(in: reason) == nil {
+                return (.badRequest, "4429 needs retry-after-ms=N (or reason=retry-after-ms=N)\n")
+            }
+            do {
+                try closeAllConnections(code: code, reason: reason)
+            } catch {
+                return (.badRequest, "\(error)\n")
+            }
             return (.ok, "closed with \(code)\n")
         case "/admin/refuse":
             updateFaults { $0.refuseConnections = on }

@@ -5,18 +5,30 @@ import NIOWebSocket
 
 extension RealtimeServer {
     /// Serves one WebSocket: a reader feeding the core, and a writer draining this
-    /// connection's outbound queue (delayed by the fault's latency, silent while frozen).
+    /// connection's bounded outbound queue (delayed by the fault's latency, held while frozen).
+    /// The authentication and idle limits are timers on the connection's event loop.
     func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) async {
         let (queue, continuation) = AsyncStream<Outbound>.makeStream()
+        let underlying = channel.channel
         let (id, opened): (ServerCore.ConnectionID, [OneShot]) = state.withLock { state in
             state.nextID += 1
             state.acceptedTotal += 1
-            state.connections[state.nextID] = Connection(channel: channel.channel, outbound: continuation)
+            state.connections[state.nextID] = Connection(channel: underlying, outbound: continuation)
             state.core.connectionOpened(state.nextID)
             return (state.nextID, state.readyWaiters())
         }
         for signal in opened { signal.fire() }
+        let limits = configuration.limits
+        let authTimer = underlying.eventLoop.scheduleTask(in: limits.authenticationTimeout.timeAmount) { [self] in
+            closeIfUnauthenticated(id)
+        }
+        let check = max(limits.idleTimeout / 4, .milliseconds(10)).timeAmount
+        let idleTimer = underlying.eventLoop.scheduleRepeatedTask(initialDelay: check, delay: check) { [self] _ in
+            closeIfIdle(id, after: limits.idleTimeout)
+        }
         defer {
+            authTimer.cancel()
+            idleTimer.cancel()
             let closed = state.withLock { state in
                 state.core.connectionClosed(id)
                 state.connections[id] = nil
@@ -24,47 +36,27 @@ extension RealtimeServer {
             }
             for signal in closed { signal.fire() }
         }
-        let underlying = channel.channel
         try? await channel.executeThenClose { inbound, outbound in
             try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
-                    for await item in queue {
-                        let (delay, frozen) = self.state.withLock { ($0.faults.frameDelay, $0.faults.freeze) }
-                        switch item {
-                        case .frame(let frame, let at):
-                            if delay > .zero { try? await Task.sleep(until: at + delay, clock: .continuous) }
-                            if frozen { continue }
-                            try await outbound.write(Self.webSocketFrame(frame))
-                        case .close(let code, let reason):
-                            var data = ByteBuffer()
-                            data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code.rawValue)))
-                            data.writeString(reason)
-                            try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
-                            // Give the client a moment to answer, then let the socket go.
-                            underlying.eventLoop.scheduleTask(in: .seconds(1)) { underlying.close(promise: nil) }
-                            return
-                        }
-                    }
-                }
+                group.addTask { try await self.write(queue, of: id, to: outbound, channel: underlying) }
                 defer { continuation.finish() }
                 for try await frame in inbound {
-                    let frozen = state.withLock { $0.faults.freeze }
-                    if frozen { continue }
+                    await holdWhileFrozen()
+                    guard noteFrame(from: id) else { continue }
                     switch frame.opcode {
-                    case .text, .binary:
-                        let payload: TransportFrame =
-                            frame.opcode == .text ? .text(String(buffer: frame.unmaskedData)) : .binary(Array(buffer: frame.unmaskedData))
-                        state.withLock { state in
-                            let outputs = state.core.received(payload, from: id)
-                            Self.dispatch(outputs, in: &state)
+                    case .text:
+                        // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection (1007).
+                        guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
+                            state.withLock { Self.close(id, code: CloseCode(1007), reason: "invalid UTF-8 in a text frame", in: &$0) }
+                            continue
                         }
+                        receive(.text(text), from: id)
+                    case .binary:
+                        receive(.binary(Array(buffer: frame.unmaskedData)), from: id)
                     case .ping:
                         try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData))
                     case .connectionClose:
-                        var data = frame.unmaskedData
-                        var reply = ByteBuffer()
-                        if let code = data.readWebSocketErrorCode() { reply.write(webSocketErrorCode: code) }
-                        try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: reply))
+                        try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: Self.closeReply(to: frame.unmaskedData)))
                         continuation.finish()
                         group.cancelAll()
                         return
@@ -76,6 +68,96 @@ extension RealtimeServer {
                 group.cancelAll()
             }
         }
+    }
+
+    /// The writer: frames in order, each after the emulated latency, none while frozen; the
+    /// bytes it takes leave the connection's queue.
+    private func write(
+        _ queue: AsyncStream<Outbound>, of id: ServerCore.ConnectionID,
+        to outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, channel: any Channel
+    ) async throws {
+        for await item in queue {
+            await holdWhileFrozen()
+            switch item {
+            case .frame(let frame, let at):
+                let delay = state.withLock { state in
+                    state.connections[id]?.queuedBytes -= frame.byteCount
+                    return state.faults.frameDelay
+                }
+                if delay > .zero { try? await Task.sleep(until: at + delay, clock: .continuous) }
+                try await outbound.write(Self.webSocketFrame(frame))
+            case .close(let code, let reason):
+                var data = ByteBuffer()
+                data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code.rawValue)))
+                data.writeString(reason)
+                try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
+                // Give the client a moment to answer, then let the socket go.
+                channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+                return
+            }
+        }
+    }
+
+    private func receive(_ frame: TransportFrame, from id: ServerCore.ConnectionID) {
+        state.withLock { state in
+            let outputs = state.core.received(frame, from: id)
+            Self.dispatch(outputs, in: &state, limits: configuration.limits)
+        }
+    }
+
+    /// Notes a frame from the client (for the idle limit); false when the connection is being
+    /// closed, and the frame is not applied.
+    private func noteFrame(from id: ServerCore.ConnectionID) -> Bool {
+        state.withLock { state in
+            guard state.connections[id]?.isClosing == false else { return false }
+            state.connections[id]?.lastSeen = .now
+            return true
+        }
+    }
+
+    /// While the server is frozen, traffic is held (not dropped): it goes on at the thaw, as
+    /// after a process was stopped and continued.
+    func holdWhileFrozen() async {
+        while let thaw = state.withLock({ $0.faults.freeze ? $0.thaw : nil }) {
+            await thaw.wait()
+            if Task.isCancelled { return }
+        }
+    }
+
+    private func closeIfUnauthenticated(_ id: ServerCore.ConnectionID) {
+        state.withLock { state in
+            guard state.connections[id] != nil, !state.core.isAuthenticated(id) else { return }
+            state.timeoutCloses += 1
+            Self.close(id, code: .authenticationTimeout, reason: "authentication timeout", in: &state)
+        }
+    }
+
+    private func closeIfIdle(_ id: ServerCore.ConnectionID, after limit: Duration) {
+        state.withLock { state in
+            guard let connection = state.connections[id], !connection.isClosing, !state.faults.freeze,
+                  ContinuousClock.now - connection.lastSeen > limit else { return }
+            state.timeoutCloses += 1
+            Self.close(id, code: .transient, reason: "idle", in: &state)
+        }
+    }
+
+    /// The answer to a client's close frame (RFC 6455 §5.5.1, §7.4): its code echoed; 1002 for a
+    /// one-byte body or a code that must never be sent; 1007 for a reason that is not UTF-8;
+    /// an empty body for an empty body.
+    static func closeReply(to body: ByteBuffer) -> ByteBuffer {
+        var body = body
+        var reply = ByteBuffer()
+        guard body.readableBytes > 0 else { return reply }
+        guard body.readableBytes >= 2, let raw = body.readInteger(as: UInt16.self), CloseCode(raw).mayBeSent else {
+            reply.write(webSocketErrorCode: .protocolError)
+            return reply
+        }
+        guard String(validating: body.readableBytesView, as: UTF8.self) != nil else {
+            reply.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: 1007))
+            return reply
+        }
+        reply.writeInteger(raw)
+        return reply
     }
 
     static func webSocketFrame(_ frame: TransportFrame) -> WebSocketFrame {

@@ -18,13 +18,19 @@ public final class RealtimeServer: Sendable {
         /// Messages kept per channel for `since` catch-up.
         public var retention: Int
         public var faults: ServerFaults
+        /// Timeouts and queue bounds (defaults in ``ServerLimits``).
+        public var limits: ServerLimits
 
-        public init(host: String = "127.0.0.1", port: Int = 0, tokens: Set<String>? = nil, retention: Int = 1000, faults: ServerFaults = ServerFaults()) {
+        public init(
+            host: String = "127.0.0.1", port: Int = 0, tokens: Set<String>? = nil, retention: Int = 1000,
+            faults: ServerFaults = ServerFaults(), limits: ServerLimits = ServerLimits()
+        ) {
             self.host = host
             self.port = port
             self.tokens = tokens
             self.retention = retention
             self.faults = faults
+            self.limits = limits
         }
     }
 
@@ -37,6 +43,12 @@ public final class RealtimeServer: Sendable {
     struct Connection {
         let channel: any Channel
         let outbound: AsyncStream<Outbound>.Continuation
+        /// Bytes handed to the writer that it has not taken yet.
+        var queuedBytes = 0
+        /// When the client last sent a frame.
+        var lastSeen = ContinuousClock.now
+        /// The server is closing it: nothing more is queued or applied.
+        var isClosing = false
     }
 
     struct State {
@@ -46,6 +58,11 @@ public final class RealtimeServer: Sendable {
         var nextID: ServerCore.ConnectionID = 0
         var acceptedTotal = 0
         var connectionWaiters = CountWaiters(.exactly)
+        /// Fired when a freeze ends: what it held goes on.
+        var thaw: OneShot?
+        var peakQueuedBytes = 0
+        var slowConsumerCloses = 0
+        var timeoutCloses = 0
 
         mutating func readyWaiters() -> [OneShot] {
             connectionWaiters.ready(count: connections.count)
@@ -57,9 +74,9 @@ public final class RealtimeServer: Sendable {
 
     public init(_ configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        var core = ServerCore(.init(tokens: configuration.tokens, retention: configuration.retention))
+        var core = ServerCore(.init(tokens: configuration.tokens, retention: configuration.retention, deduplicationWindow: configuration.limits.deduplicationWindow))
         core.rejectsAllCredentials = configuration.faults.rejectCredentials
-        state = Locked(State(core: core, faults: configuration.faults))
+        state = Locked(State(core: core, faults: configuration.faults, thaw: configuration.faults.freeze ? OneShot() : nil))
     }
 
     // MARK: The in-process handle
@@ -67,10 +84,17 @@ public final class RealtimeServer: Sendable {
     public var faults: ServerFaults { state.withLock { $0.faults } }
 
     public func setFaults(_ faults: ServerFaults) {
-        state.withLock { state in
+        let thawed: OneShot? = state.withLock { state in
             state.faults = faults
             state.core.rejectsAllCredentials = faults.rejectCredentials
+            if faults.freeze {
+                if state.thaw == nil { state.thaw = OneShot() }
+                return nil
+            }
+            defer { state.thaw = nil }
+            return state.thaw
         }
+        thawed?.fire()
     }
 
     public func updateFaults(_ change: (inout ServerFaults) -> Void) {
@@ -87,6 +111,18 @@ public final class RealtimeServer: Sendable {
     /// WebSocket connections accepted since start.
     public var acceptedConnectionCount: Int { state.withLock { $0.acceptedTotal } }
 
+    /// Bytes queued for all connections' writers now.
+    public var queuedByteCount: Int { state.withLock { $0.connections.values.reduce(0) { $0 + $1.queuedBytes } } }
+
+    /// The most bytes ever queued for one connection (bounded by ``ServerLimits/maxQueuedBytes``).
+    public var peakQueuedBytes: Int { state.withLock { $0.peakQueuedBytes } }
+
+    /// Connections closed because their reader fell too far behind (4008).
+    public var slowConsumerCloseCount: Int { state.withLock { $0.slowConsumerCloses } }
+
+    /// Connections closed because they did not authenticate in time, or went idle.
+    public var timeoutCloseCount: Int { state.withLock { $0.timeoutCloses } }
+
     /// Returns once exactly `count` WebSocket connections are open.
     public func waitForOpenConnections(_ count: Int) async {
         let signal = state.withLock { $0.connectionWaiters.register(target: count, count: $0.connections.count) }
@@ -100,7 +136,7 @@ public final class RealtimeServer: Sendable {
         let result: Result<UInt64, CodecError> = state.withLock { state in
             do throws(CodecError) {
                 let (sequence, outputs) = try state.core.publish(data, to: channel)
-                Self.dispatch(outputs, in: &state)
+                Self.dispatch(outputs, in: &state, limits: configuration.limits)
                 return .success(sequence)
             } catch {
                 return .failure(error)
@@ -115,25 +151,63 @@ public final class RealtimeServer: Sendable {
         for channel in channels { channel.close(promise: nil) }
     }
 
-    /// Closes every connection with a close frame carrying `code` and `reason`.
-    public func closeAllConnections(code: CloseCode, reason: String = "") {
+    /// Closes every connection with a close frame carrying `code` and `reason`. A code that
+    /// must never be sent (RFC 6455 §7.4: see ``CloseCode/mayBeSent``) is refused.
+    public func closeAllConnections(code: CloseCode, reason: String = "") throws(InvalidCloseCode) {
+        guard code.mayBeSent else { throw InvalidCloseCode(code: code) }
         state.withLock { state in
-            for connection in state.connections.values { connection.outbound.yield(.close(code, reason: reason)) }
+            for id in state.connections.keys { Self.close(id, code: code, reason: reason, in: &state) }
         }
     }
 
     /// Carries out the core's outputs: frames and closes go to each connection's writer, in
-    /// order (under the lock, so every client sees a channel's messages in sequence order).
-    static func dispatch(_ outputs: [ServerCore.Output], in state: inout State) {
+    /// order (under the lock, so every client sees a channel's messages in sequence order). A
+    /// connection whose writer already holds more than the limit is a slow consumer: it is
+    /// closed (4008) rather than queued for without bound.
+    static func dispatch(_ outputs: [ServerCore.Output], in state: inout State, limits: ServerLimits) {
         let now = ContinuousClock.now
         for output in outputs {
             switch output {
             case .send(let id, let frame):
-                state.connections[id]?.outbound.yield(.frame(frame, at: now))
+                guard var connection = state.connections[id], !connection.isClosing else { continue }
+                let size = frame.byteCount
+                guard connection.queuedBytes + size <= limits.maxQueuedBytes else {
+                    state.slowConsumerCloses += 1
+                    closeSlowConsumer(id, in: &state)
+                    continue
+                }
+                connection.queuedBytes += size
+                state.peakQueuedBytes = max(state.peakQueuedBytes, connection.queuedBytes)
+                state.connections[id] = connection
+                connection.outbound.yield(.frame(frame, at: now))
             case .close(let id, let code, let reason):
-                state.connections[id]?.outbound.yield(.close(code, reason: reason))
+                close(id, code: code, reason: reason, in: &state)
             }
         }
+    }
+
+    /// An orderly close: the close frame follows what is queued; the socket goes at the latest
+    /// two seconds later, whether or not the client answered (or read anything).
+    static func close(_ id: ServerCore.ConnectionID, code: CloseCode, reason: String, in state: inout State) {
+        guard var connection = state.connections[id], !connection.isClosing else { return }
+        connection.isClosing = true
+        state.connections[id] = connection
+        connection.outbound.yield(.close(code, reason: reason))
+        let channel = connection.channel
+        channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+    }
+
+    /// A reader too far behind: what is queued for it is dropped (its writer ends), a close
+    /// frame 4008 goes out if the socket still takes one, and the socket goes. The client
+    /// catches up by sequence on its next connection.
+    static func closeSlowConsumer(_ id: ServerCore.ConnectionID, in state: inout State) {
+        guard var connection = state.connections[id], !connection.isClosing else { return }
+        connection.isClosing = true
+        state.connections[id] = connection
+        connection.outbound.finish()
+        let channel = connection.channel
+        WebSocketFrameRules.fail(channel, code: WebSocketErrorCode(codeNumber: Int(CloseCode.slowConsumer.rawValue)), reason: "slow consumer")
+        channel.eventLoop.scheduleTask(in: .milliseconds(500)) { channel.close(promise: nil) }
     }
 
     // MARK: Serving
@@ -171,8 +245,11 @@ public final class RealtimeServer: Sendable {
         let server: NIOAsyncChannel<EventLoopFuture<Accepted>, Never> = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: configuration.host, port: configuration.port) { channel in
+            .bind(host: configuration.host, port: configuration.port) { [limits = configuration.limits] channel in
                 channel.eventLoop.makeCompletedFuture {
+                    // A slowloris upgrade (or an admin request) is cut off: the whole request
+                    // must arrive within the limit.
+                    let upgradeDeadline = channel.eventLoop.scheduleTask(in: limits.upgradeTimeout.timeAmount) { channel.close(promise: nil) }
                     let upgrader = NIOTypedWebSocketServerUpgrader<Accepted>(
                         maxFrameSize: 1 << 20,
                         shouldUpgrade: { [self] channel, head in
@@ -182,12 +259,12 @@ public final class RealtimeServer: Sendable {
                                 return channel.eventLoop.makeSucceededFuture(refuse ? nil : HTTPHeaders())
                             }
                             // The emulated latency covers the upgrade's answer too.
-                            let (seconds, attoseconds) = faults.frameDelay.components
-                            let delay = TimeAmount.nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-                            return channel.eventLoop.scheduleTask(in: delay) { HTTPHeaders() }.futureResult.map { Optional($0) }
+                            return channel.eventLoop.scheduleTask(in: faults.frameDelay.timeAmount) { HTTPHeaders() }.futureResult.map { Optional($0) }
                         },
                         upgradePipelineHandler: { channel, _ in
                             channel.eventLoop.makeCompletedFuture {
+                                upgradeDeadline.cancel()
+                                try channel.pipeline.syncOperations.addHandler(WebSocketFrameRules())
                                 try channel.pipeline.syncOperations.addHandler(
                                     NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 20)
                                 )
@@ -226,4 +303,28 @@ public final class RealtimeServer: Sendable {
             }
         }
     }
+}
+
+extension Duration {
+    /// The same span as NIO's `TimeAmount`.
+    var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}
+
+extension TransportFrame {
+    /// The payload's size in bytes.
+    var byteCount: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .binary(let bytes): bytes.count
+        }
+    }
+}
+
+/// A close code that must never be put in a close frame (RFC 6455 §7.4).
+public struct InvalidCloseCode: Error, CustomStringConvertible {
+    public let code: CloseCode
+    public var description: String { "close code \(code) must never be sent (RFC 6455 §7.4: 1000–1003, 1007–1014 and 3000–4999 may)" }
 }

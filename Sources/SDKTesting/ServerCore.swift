@@ -94,6 +94,9 @@ public struct ServerCore: Sendable {
     /// The latest sequence number of `channel` (0 before its first message).
     public func latestSequence(of channel: String) -> UInt64 { channels[channel]?.latest ?? 0 }
 
+    /// Indicates that connection `id` has authenticated.
+    public func isAuthenticated(_ id: ConnectionID) -> Bool { clients[id]?.isAuthenticated == true }
+
     /// The number of subscribers of `channel`.
     public func subscriberCount(of channel: String) -> Int { channels[channel]?.subscribers.count ?? 0 }
 

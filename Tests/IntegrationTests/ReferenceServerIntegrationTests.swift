@@ -128,7 +128,7 @@ struct ReferenceServerIntegrationTests {
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
             try await withRunningSession(session) { status in
                 try await status.waitFor(.connected)
-                server.closeAllConnections(code: .retryAfter, reason: CloseCode.retryAfterReason(.milliseconds(300)))
+                try server.closeAllConnections(code: .retryAfter, reason: CloseCode.retryAfterReason(.milliseconds(300)))
                 let start = ContinuousClock.now
                 try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
                 #expect(await session.armedTimers == ["reconnect"])

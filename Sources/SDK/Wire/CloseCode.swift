@@ -25,12 +25,27 @@ public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
     public static let unauthorized = CloseCode(4001)
     /// 4003: the client may not use this server; do not retry.
     public static let forbidden = CloseCode(4003)
+    /// 4008: the client read too slowly and the server would not queue more for it; retry
+    /// (with backoff) and catch up by sequence.
+    public static let slowConsumer = CloseCode(4008)
+    /// 4408: the client did not authenticate in time after the upgrade; retry with backoff.
+    public static let authenticationTimeout = CloseCode(4408)
     /// 4400: the client broke the protocol (a bug: retrying would only repeat it).
     public static let badRequest = CloseCode(4400)
     /// 4429: try again later; the close reason holds the delay as `retry-after-ms=N`.
     public static let retryAfter = CloseCode(4429)
 
     public var description: String { String(rawValue) }
+
+    /// Indicates that an endpoint may put the code in a close frame (RFC 6455 §7.4): 1000–1003,
+    /// 1007–1014, and 3000–4999. 1004, 1005, 1006 and 1015 are reserved or mean "no frame";
+    /// below 1000, 1016–2999 and from 5000 up are not codes at all.
+    public var mayBeSent: Bool {
+        switch rawValue {
+        case 1000...1003, 1007...1014, 3000...4999: true
+        default: false
+        }
+    }
 
     /// What a close with this code and reason says about retrying.
     public func disposition(reason: String) -> RetryDisposition {
@@ -49,7 +64,8 @@ public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
         return "retry-after-ms=\(seconds * 1000 + attoseconds / 1_000_000_000_000_000)"
     }
 
-    static func retryAfterMilliseconds(in reason: String) -> Int64? {
+    /// The delay in a `retry-after-ms=N` close reason, if it holds one.
+    public static func retryAfterMilliseconds(in reason: String) -> Int64? {
         guard let range = reason.range(of: "retry-after-ms=") else { return nil }
         let digits = reason[range.upperBound...].prefix { $0.isNumber }
         guard let value = Int64(digits), value >= 0, value <= 86_400_000 else { return nil }
