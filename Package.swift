@@ -49,6 +49,13 @@ let package = Package(
             path: "Examples/ReferenceServer",
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "Conformance",
+            dependencies: ["SDK", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Examples/Conformance",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "conformance", dependencies: ["Conformance"], path: "Examples/ConformanceCLI", swiftSettings: strictSettings),
         .executableTarget(name: "demo", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Demo", swiftSettings: strictSettings),
         .executableTarget(name: "bench", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
         .executableTarget(name: "chaos", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Chaos", swiftSettings: strictSettings),
@@ -62,7 +69,7 @@ let package = Package(
         .testTarget(name: "SDKTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "Conformance", .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOWebSocket", package: "swift-nio")],
             swiftSettings: strictSettings

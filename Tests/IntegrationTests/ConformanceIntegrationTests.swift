@@ -1,0 +1,39 @@
+import Conformance
+import ReferenceServer
+import SDK
+import Testing
+
+/// The conformance suite (every MUST of docs/PROTOCOL.md, and bounded abuse) against the
+/// reference server, in process, over loopback, with short limits so the abuse checks are quick.
+/// CI also runs it against the server as a process of its own (`.ci/conformance`), with 2,000
+/// idle sockets and the server's memory read from /proc.
+@Suite("Conformance of the reference server", .timeLimit(.minutes(3)))
+struct ConformanceIntegrationTests {
+    static var limits: ServerLimits {
+        var limits = ServerLimits()
+        limits.upgradeTimeout = .milliseconds(500)
+        limits.authenticationTimeout = .milliseconds(500)
+        limits.idleTimeout = .milliseconds(800)
+        limits.maxQueuedBytes = 1 << 20
+        return limits
+    }
+
+    @Test("the reference server passes", arguments: ConformanceSuite.checkNames)
+    func check(name: String) async throws {
+        let server = RealtimeServer(.init(tokens: ["conformance"], retention: 20, limits: Self.limits))
+        try await server.withRunning { port in
+            let target = ConformanceSuite.Target(
+                port: port, token: "conformance", authenticationTimeout: Self.limits.authenticationTimeout,
+                upgradeTimeout: Self.limits.upgradeTimeout, idleTimeout: Self.limits.idleTimeout, idleSockets: 300, floodMessages: 400
+            )
+            let failure = await ConformanceSuite(target).run(check: name)
+            #expect(failure == nil, "\(failure ?? "")")
+            // What the outside cannot see: the queue stayed within its bound, and the stalled
+            // reader was cut off as a slow consumer (not by a timeout).
+            #expect(server.peakQueuedBytes <= Self.limits.maxQueuedBytes)
+            if name.contains("stops reading") {
+                #expect(server.slowConsumerCloseCount == 1)
+            }
+        }
+    }
+}
