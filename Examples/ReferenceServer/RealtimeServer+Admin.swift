@@ -9,18 +9,21 @@ extension RealtimeServer {
     /// keep the server on loopback (the default host).
     func serveHTTP(_ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
         try? await channel.executeThenClose { inbound, outbound in
-            var uri = ""
-            var isUpgrade = false
+            // A declined upgrade (refused, or a path other than `/`) reaches here without its
+            // head: the upgrade handler consumed it while deciding.
+            var uri: String?
             for try await part in inbound {
                 switch part {
                 case .head(let head):
                     uri = head.uri
-                    isUpgrade = head.headers["upgrade"].contains { $0.lowercased() == "websocket" }
                 case .body:
                     break
                 case .end:
-                    let (status, body) = isUpgrade && faults.refuseConnections
-                        ? (.serviceUnavailable, "refusing connections (fault)\n") : admin(uri)
+                    let (status, body): (HTTPResponseStatus, String) = switch uri {
+                    case let uri?: admin(uri)
+                    case nil where faults.refuseConnections: (.serviceUnavailable, "refusing connections (fault)\n")
+                    case nil: (.notFound, "the WebSocket endpoint is /\n")
+                    }
                     var headers = HTTPHeaders()
                     headers.add(name: "Content-Type", value: "text/plain; charset=utf-8")
                     headers.add(name: "Content-Length", value: String(body.utf8.count))
