@@ -1,3 +1,4 @@
+import ConnectionPolicy
 /// One step of a chaos schedule.
 enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
     case background, foreground, connect, disconnect, ping
@@ -28,7 +29,7 @@ enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
 
     /// A schedule of `count` steps from `seed` (SplitMix64: the same seed, the same schedule).
     static func schedule(seed: UInt64, count: Int) -> [ChaosStep] {
-        var random = SplitMix(seed: seed)
+        var random = SplitMix64(seed: seed)
         return (0..<count).map { _ in
             let channel = Int(random.next() % 3)
             switch random.next() % 22 {
@@ -48,19 +49,5 @@ enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
             default: return [.close(4000), .close(4429), .close(1001)][Int(random.next() % 3)]
             }
         }
-    }
-}
-
-struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

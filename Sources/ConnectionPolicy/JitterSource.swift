@@ -30,14 +30,10 @@ public struct JitterSource: Hashable, Sendable {
         switch kind {
         case .fixed(let value):
             return value
-        case .seeded(var state):
-            // SplitMix64.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            kind = .seeded(state)
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            z ^= z >> 31
+        case .seeded(let state):
+            var generator = SplitMix64(seed: state)
+            let z = generator.next()
+            kind = .seeded(generator.state)
             return Double(z >> 11) / Double(1 << 53)
         }
     }

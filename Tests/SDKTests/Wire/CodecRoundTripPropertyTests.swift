@@ -1,3 +1,4 @@
+import ConnectionPolicy
 import SDK
 import Testing
 
@@ -64,19 +65,8 @@ struct CodecRoundTripPropertyTests {
     }
 }
 
-/// A small seeded generator (SplitMix64), so a failing input can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// Random protocol values from the seeded generator, so a failing input can be replayed.
+extension SplitMix64 {
     mutating func chance(_ percent: UInt64) -> Bool { next() % 100 < percent }
 
     mutating func id() -> UInt64 {
