@@ -6,7 +6,7 @@ import Foundation
 
 let usage = """
     usage: conformance --port P --token T [--host 127.0.0.1] [--auth-timeout-ms 10000] [--upgrade-timeout-ms 10000]
-                       [--idle-timeout-ms N] [--pid PID] [--idle-sockets 2000] [--flood-messages 4000] [--only TEXT]
+                       [--idle-timeout-ms N] [--pid PID] [--idle-sockets 2000] [--flood-messages 2000] [--only TEXT]
     Runs every check of docs/PROTOCOL.md against a running server (it must accept the token T and
     reject others). The timeouts are the server's own; --pid lets the memory checks read its RSS.
     """
