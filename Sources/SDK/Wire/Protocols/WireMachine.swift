@@ -1,0 +1,148 @@
+package import ConnectionPolicy
+
+// The shape every protocol adapter has (issue 10; see docs/ARCHITECTURE.md): a stateless
+// description chosen once, and a pure per-connection machine made fresh for every socket. The
+// machine reads no clock, starts no task and does no I/O: frames, the core's commands and timer
+// fires go in; actions come out. `package` until the session core drives adapters through it.
+
+/// Identifies one of the app's subscriptions, for the life of the session (across sockets).
+package typealias SubscriptionID = UInt64
+
+/// What the app subscribes to. The core keys subscriptions by `name`; an adapter reads
+/// `options` (a GraphQL document and variables, an MQTT QoS, …).
+package struct Topic: Hashable, Sendable {
+    package var name: String
+    package var options: JSONValue?
+
+    package init(_ name: String, options: JSONValue? = nil) {
+        self.name = name
+        self.options = options
+    }
+}
+
+/// Where a subscription's stream stands, in the protocol's own terms.
+package enum StreamPosition: Hashable, Sendable {
+    /// A per-channel sequence number (Tether).
+    case sequence(UInt64)
+    /// A position only the protocol understands (an app cursor, an opaque offset).
+    case opaque(String)
+}
+
+/// What a (re)subscription covered.
+package enum SubscribeOutcome: Hashable, Sendable {
+    /// Subscribed; nothing was asked to be caught up (or the stream starts now).
+    case live
+    /// Every message after the resume position follows (or followed).
+    case caughtUp(to: StreamPosition?)
+    /// The server no longer had every message after the resume position.
+    case gap
+    /// The protocol cannot resume: what was published meanwhile is unknown — refetch.
+    case resumeUnsupported
+}
+
+/// A request's or a subscription's failure, as the protocol reported it.
+package struct WireFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A machine-readable code when the protocol has one.
+    package var code: String
+    package var message: String
+    /// The server's payload, when it sent one (GraphQL errors, a Socket.IO ack).
+    package var payload: JSONValue?
+
+    package init(code: String, message: String, payload: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.payload = payload
+    }
+
+    package var description: String { "\(code): \(message)" }
+}
+
+/// How a request ended on the wire.
+package enum WireReply: Hashable, Sendable {
+    /// The server acknowledged it; `position` is the message's, where the protocol gives one,
+    /// and `payload` the server's answer (a mutation's result, an ack's arguments).
+    case acknowledged(position: StreamPosition?, payload: JSONValue?)
+    /// Sent; the protocol has no acknowledgement for it (never a pretended ack).
+    case sentUnconfirmed
+}
+
+/// A timer an adapter asks the core to arm (a server-heartbeat watchdog, …).
+package struct WireTimer: Hashable, Sendable, CustomStringConvertible {
+    package var name: String
+
+    package init(_ name: String) { self.name = name }
+
+    package var description: String { name }
+}
+
+/// What the end of a connection means: why, and whether to retry.
+package struct WireEnding: Hashable, Sendable {
+    package var reason: DisconnectReason
+    package var disposition: RetryDisposition
+    /// The close code the client sends, when it is the client that ends the connection.
+    package var closeCode: CloseCode
+
+    package init(_ reason: DisconnectReason, _ disposition: RetryDisposition, closeCode: CloseCode = .normal) {
+        self.reason = reason
+        self.disposition = disposition
+        self.closeCode = closeCode
+    }
+}
+
+/// What the core asks of a connection.
+package enum WireCommand: Hashable, Sendable {
+    case subscribe(SubscriptionID, Topic, resume: StreamPosition?)
+    case unsubscribe(SubscriptionID)
+    case publish(RequestID, Topic, JSONValue)
+    /// Elicit an answer now (only when the protocol can: see ``WireCapabilities/canProbe``).
+    case ping(RequestID)
+    /// An orderly goodbye in the protocol's terms, before the core closes the socket.
+    case goodbye
+}
+
+/// What a connection asks the core to do, in order.
+package enum WireAction: Hashable, Sendable {
+    case send(TransportFrame)
+    /// The handshake is done: the core may subscribe and publish.
+    case ready
+    case subscribed(SubscriptionID, SubscribeOutcome)
+    case subscriptionFailed(SubscriptionID, WireFailure)
+    /// The server ended a subscription (a GraphQL `complete`).
+    case subscriptionEnded(SubscriptionID, reason: String)
+    case delivery(SubscriptionID, JSONValue, position: StreamPosition?)
+    case replied(RequestID, Result<WireReply, WireFailure>)
+    case arm(WireTimer, after: Duration)
+    case cancel(WireTimer)
+    /// The connection must end now, for this reason and with this disposition.
+    case end(WireEnding)
+}
+
+/// What a protocol can do, so the core adapts instead of pretending.
+package struct WireCapabilities: Hashable, Sendable {
+    package enum PublishAcknowledgement: Hashable, Sendable { case always, optional, none }
+    package enum Liveness: Hashable, Sendable { case clientPing, serverPing, both }
+
+    package var publishAcknowledgement: PublishAcknowledgement
+    /// Indicates that a resubscribe can ask for what was missed.
+    package var resumesSubscriptions: Bool
+    package var liveness: Liveness
+    /// Indicates that the client can elicit an answer now (the foreground probe, `ping()`).
+    package var canProbe: Bool
+
+    package init(publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool) {
+        self.publishAcknowledgement = publishAcknowledgement
+        self.resumesSubscriptions = resumesSubscriptions
+        self.liveness = liveness
+        self.canProbe = canProbe
+    }
+}
+
+/// One socket's protocol state machine. Pure: made fresh for every socket, never reused.
+package protocol WireMachine: Sendable {
+    /// The socket is open: what to send first (the credentials, for a client-first protocol).
+    mutating func start(credentials: Secret?) -> [WireAction]
+    /// A frame arrived (it may hold any number of messages, or part of one).
+    mutating func receive(_ frame: TransportFrame) -> [WireAction]
+    mutating func perform(_ command: WireCommand) -> [WireAction]
+    mutating func timerFired(_ timer: WireTimer) -> [WireAction]
+}

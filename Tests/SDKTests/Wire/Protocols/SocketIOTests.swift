@@ -1,0 +1,144 @@
+import ConnectionPolicy
+import SDK
+import Testing
+
+/// The Socket.IO v4 / Engine.IO v4 machine, table by table, from the transcript recorded against
+/// python-socketio 5.18.1 (`../shared/research/protocol-adapters.md`, A.3).
+@Suite("Socket.IO machine")
+struct SocketIOTests {
+    static let open = #"0{"sid":"bjGaPq3-0u2naBDcAAAA","upgrades":[],"pingTimeout":3000,"pingInterval":5000,"maxPayload":1000000}"#
+
+    func sent(_ actions: [WireAction]) -> [String] {
+        actions.compactMap { if case .send(.text(let text)) = $0 { text } else { nil } }
+    }
+
+    func ready(_ configuration: SocketIO = SocketIO()) -> SocketIO.Machine {
+        var machine = configuration.makeMachine()
+        _ = machine.start(credentials: Secret("s3cret"))
+        _ = machine.receive(.text(Self.open))
+        _ = machine.receive(.text(#"40{"sid":"_Jh1dtQWV2raei6gAAAD"}"#))
+        return machine
+    }
+
+    @Test("the server speaks first; the namespace connect carries the credentials; 40 makes it ready")
+    func handshake() {
+        var machine = SocketIO().makeMachine()
+        #expect(machine.start(credentials: Secret("s3cret")) == [.arm(SocketIO.heartbeat, after: .seconds(45))])
+        let opened = machine.receive(.text(Self.open))
+        #expect(opened.contains(.arm(SocketIO.heartbeat, after: .milliseconds(8000))), "pingInterval + pingTimeout")
+        #expect(sent(opened) == [#"40{"token":"s3cret"}"#])
+        #expect(machine.receive(.text(#"40{"sid":"_Jh1dtQWV2raei6gAAAD"}"#)) == [.ready])
+    }
+
+    @Test("44 connect_error is rejected credentials: no retry")
+    func connectError() {
+        var machine = SocketIO().makeMachine()
+        _ = machine.start(credentials: Secret("wrong"))
+        _ = machine.receive(.text(Self.open))
+        let actions = machine.receive(.text(#"44{"message":"unauthorized"}"#))
+        #expect(actions.last == .end(WireEnding(DisconnectReason(.credentialsRejected, detail: "unauthorized"), .doNotRetry)))
+    }
+
+    @Test("41 from the server means do not reconnect")
+    func serverDisconnect() {
+        var machine = ready()
+        #expect(machine.receive(.text("41")).last == .end(WireEnding(.serverClosed("io server disconnect"), .doNotRetry)))
+    }
+
+    @Test("the server's ping is answered and re-arms the watchdog; silence past it ends the link, retried")
+    func heartbeat() {
+        var machine = ready()
+        #expect(machine.receive(.text("2")) == [.send(.text("3")), .arm(SocketIO.heartbeat, after: .milliseconds(8000))])
+        let actions = machine.timerFired(SocketIO.heartbeat)
+        guard case .end(let ending)? = actions.last else {
+            Issue.record("not ended: \(actions)")
+            return
+        }
+        #expect(ending.reason.code == .networkLost)
+        #expect(ending.disposition == .retry)
+    }
+
+    @Test("subscribe is the join event with an ack; messages are routed by their channel; leave on unsubscribe")
+    func joinAndMessages() {
+        var machine = ready()
+        #expect(sent(machine.perform(.subscribe(7, Topic("room-1"), resume: nil))) == [#"420["join","room-1"]"#])
+        #expect(machine.receive(.text(#"430[{"ok":true}]"#)) == [.subscribed(7, .live)])
+        #expect(machine.receive(.text(#"42["message",{"room":"room-1","text":"hi"}]"#)) == [.delivery(7, ["room": "room-1", "text": "hi"], position: nil)])
+        #expect(machine.receive(.text(#"42["message",{"room":"room-2","text":"not ours"}]"#)) == [])
+        #expect(machine.receive(.text(#"42["other",{"room":"room-1"}]"#)) == [])
+        #expect(sent(machine.perform(.unsubscribe(7))) == [#"42["leave","room-1"]"#])
+        #expect(machine.receive(.text(#"42["message",{"room":"room-1","text":"late"}]"#)) == [])
+    }
+
+    @Test("a resubscribe cannot resume (python-socketio has no connection state recovery): refetch")
+    func resubscribe() {
+        var machine = ready()
+        _ = machine.perform(.subscribe(7, Topic("room-1"), resume: .opaque("x")))
+        #expect(machine.receive(.text(#"430[{"ok":true}]"#)) == [.subscribed(7, .resumeUnsupported)])
+    }
+
+    @Test("a join refused in its ack fails the subscription")
+    func joinRefused() {
+        var machine = ready()
+        _ = machine.perform(.subscribe(7, Topic("secret"), resume: nil))
+        let actions = machine.receive(.text(#"430[{"ok":false,"error":"forbidden"}]"#))
+        #expect(actions == [.subscriptionFailed(7, WireFailure(code: "rejected", message: "forbidden", payload: [["ok": false, "error": "forbidden"]]))])
+    }
+
+    @Test("publish is an event with an ack; without acks it is sent, not confirmed")
+    func publish() {
+        var machine = ready()
+        #expect(sent(machine.perform(.publish(3, Topic("room-1"), ["text": "hi"]))) == [#"420["publish",{"room":"room-1","text":"hi"}]"#])
+        #expect(machine.receive(.text(#"430[{"ok":true}]"#)) == [.replied(3, .success(.acknowledged(position: nil, payload: [["ok": true]])))])
+        var silent = ready(SocketIO(acknowledgesPublishes: false))
+        let actions = silent.perform(.publish(4, Topic("room-1"), "hi"))
+        #expect(sent(actions) == [#"42["publish",{"data":"hi","room":"room-1"}]"#])
+        #expect(actions.last == .replied(4, .success(.sentUnconfirmed)))
+        #expect(SocketIO(acknowledgesPublishes: false).capabilities.publishAcknowledgement == .none)
+    }
+
+    @Test("commands before the namespace is joined wait for it")
+    func commandsWait() {
+        var machine = SocketIO().makeMachine()
+        _ = machine.start(credentials: nil)
+        #expect(machine.perform(.subscribe(7, Topic("room-1"), resume: nil)) == [])
+        _ = machine.receive(.text(Self.open))
+        let actions = machine.receive(.text("40"))
+        #expect(actions.first == .ready)
+        #expect(sent(actions) == [#"420["join","room-1"]"#])
+    }
+
+    @Test("the client cannot ping: a probe fails at once as unsupported")
+    func noProbe() {
+        var machine = ready()
+        guard case .replied(9, .failure(let failure))? = machine.perform(.ping(9)).first else {
+            Issue.record("a probe did not fail")
+            return
+        }
+        #expect(failure.code == "unsupported")
+        #expect(SocketIO().capabilities.canProbe == false)
+    }
+
+    @Test("broken packets end the connection, retried", arguments: ["9", "4", #"0not json"#, "42", #"4/admin,2["x"]"#])
+    func malformed(packet: String) {
+        var machine = packet.hasPrefix("0") ? SocketIO().makeMachine() : ready()
+        _ = machine.start(credentials: nil)
+        guard case .end(let ending)? = machine.receive(.text(packet)).last else {
+            Issue.record("'\(packet)' did not end the connection")
+            return
+        }
+        #expect(ending.disposition == .retry)
+    }
+
+    @Test("goodbye leaves the namespace")
+    func goodbye() {
+        var machine = ready()
+        #expect(sent(machine.perform(.goodbye)) == ["41"])
+    }
+
+    @Test("every close is retried: the close code carries no meaning here")
+    func closes() {
+        #expect(SocketIO.ending(code: .normal, reason: "").disposition == .retry)
+        #expect(SocketIO.ending(code: nil, reason: "reset").reason.code == .networkLost)
+    }
+}
