@@ -26,11 +26,17 @@ public struct NIOWebSocketTransport: Transport {
     }
 
     private enum Upgrade: Sendable {
-        case upgraded(any Channel)
-        case declined
+        case upgraded(any Channel, subprotocol: String?)
+        /// The channel, closed once the response's head was read (its status in the box).
+        case declined(any Channel, status: Locked<Int?>)
+        case badSubprotocol(String)
     }
 
     public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        try await open(url: url, headers: headers, subprotocols: [])
+    }
+
+    public func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
         guard let scheme = url.scheme?.lowercased(), scheme == "ws" || scheme == "wss" else {
             throw TransportError(.invalidURL, "not a WebSocket URL (scheme \(url.scheme ?? "none"))")
         }
@@ -58,8 +64,14 @@ public struct NIOWebSocketTransport: Transport {
                     return channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
                             maxFrameSize: maxFrameBytes,
-                            upgradePipelineHandler: { channel, _ in
+                            upgradePipelineHandler: { channel, response in
                                 channel.eventLoop.makeCompletedFuture {
+                                    // RFC 6455 §4.1: the server may choose one offered subprotocol, or none.
+                                    let chosen = response.headers.first(name: "sec-websocket-protocol")?.trimmingCharacters(in: .whitespaces)
+                                    if let chosen, !subprotocols.contains(chosen) {
+                                        channel.close(promise: nil)
+                                        return Upgrade.badSubprotocol(chosen)
+                                    }
                                     let sync = channel.pipeline.syncOperations
                                     try sync.addHandler(
                                         NIOWebSocketFrameAggregator(
@@ -69,7 +81,7 @@ public struct NIOWebSocketTransport: Transport {
                                         )
                                     )
                                     try sync.addHandler(WebSocketBridgeHandler(events: continuation, closeSent: closeSent, masked: true))
-                                    return Upgrade.upgraded(channel)
+                                    return Upgrade.upgraded(channel, subprotocol: chosen)
                                 }
                             }
                         )
@@ -77,13 +89,19 @@ public struct NIOWebSocketTransport: Transport {
                         requestHeaders.add(name: "Host", value: "\(host):\(port)")
                         requestHeaders.add(name: "Content-Length", value: "0")
                         for (name, value) in headers { requestHeaders.add(name: name, value: value) }
+                        if !subprotocols.isEmpty { requestHeaders.add(name: "Sec-WebSocket-Protocol", value: subprotocols.joined(separator: ", ")) }
                         let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: requestHeaders)
                         let configuration = NIOTypedHTTPClientUpgradeConfiguration<Upgrade>(
                             upgradeRequestHead: head,
                             upgraders: [upgrader],
                             notUpgradingCompletionHandler: { channel in
-                                channel.close(promise: nil)
-                                return channel.eventLoop.makeSucceededFuture(Upgrade.declined)
+                                // The response is handed on after this returns: read its status,
+                                // then let the socket go.
+                                let status = Locked<Int?>(nil)
+                                return channel.eventLoop.makeCompletedFuture {
+                                    try channel.pipeline.syncOperations.addHandler(RefusedUpgradeReader(status: status))
+                                    return Upgrade.declined(channel, status: status)
+                                }
                             }
                         )
                         var pipeline = NIOUpgradableHTTPClientPipelineConfiguration(upgradeConfiguration: configuration)
@@ -110,11 +128,23 @@ public struct NIOWebSocketTransport: Transport {
             continuation.finish()
             throw TransportError(.connectionFailed, "could not open ws://\(host):\(port)\(path): \(error)")
         }
-        guard case .upgraded(let channel) = upgrade else {
+        switch upgrade {
+        case .upgraded(let channel, let subprotocol):
+            return NIOWebSocketConnection(channel: channel, events: events, closeSent: closeSent, masked: true, subprotocol: subprotocol)
+        case .declined(let channel, let status):
             continuation.finish()
-            throw TransportError(.handshakeFailed, "the server at \(host):\(port) did not upgrade to WebSocket")
+            // The reader closes the channel once it has the status (or the deadline does).
+            let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+            try? await channel.closeFuture.get()
+            deadline.cancel()
+            let code = status.withLock { $0 }
+            throw TransportError(
+                .handshakeFailed, "the server at \(host):\(port) did not upgrade to WebSocket" + (code.map { ": HTTP \($0)" } ?? ""), httpStatus: code
+            )
+        case .badSubprotocol(let chosen):
+            continuation.finish()
+            throw TransportError(.handshakeFailed, "the server chose the subprotocol '\(chosen.prefix(60))', which was not offered (\(subprotocols))")
         }
-        return NIOWebSocketConnection(channel: channel, events: events, closeSent: closeSent, masked: true)
     }
 }
 
@@ -124,12 +154,14 @@ public final class NIOWebSocketConnection: TransportConnection {
     public let events: AsyncStream<TransportEvent>
     private let closeSent: Locked<Bool>
     private let masked: Bool
+    public let subprotocol: String?
 
-    init(channel: any Channel, events: AsyncStream<TransportEvent>, closeSent: Locked<Bool>, masked: Bool) {
+    init(channel: any Channel, events: AsyncStream<TransportEvent>, closeSent: Locked<Bool>, masked: Bool, subprotocol: String? = nil) {
         self.channel = channel
         self.events = events
         self.closeSent = closeSent
         self.masked = masked
+        self.subprotocol = subprotocol
     }
 
     public func send(_ frame: TransportFrame) async throws {
@@ -166,6 +198,22 @@ public final class NIOWebSocketConnection: TransportConnection {
             deadline.cancel()
         } else {
             try? await channel.close()
+        }
+    }
+}
+
+/// Reads the status of a response that refused the upgrade, then closes the connection.
+private final class RefusedUpgradeReader: ChannelInboundHandler, Sendable {
+    typealias InboundIn = HTTPClientResponsePart
+
+    let status: Locked<Int?>
+
+    init(status: Locked<Int?>) { self.status = status }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if case .head(let head) = Self.unwrapInboundIn(data) {
+            status.withLock { $0 = Int(head.status.code) }
+            context.close(promise: nil)
         }
     }
 }

@@ -19,8 +19,23 @@ public enum TransportEvent: Hashable, Sendable {
 /// every connection it opened; a transport may refuse a second concurrent one.
 public protocol Transport: Sendable {
     /// Opens a connection to `url` with extra upgrade headers. Throws a ``TransportError`` when
-    /// it cannot; honours task cancellation.
+    /// it cannot (a refused upgrade: ``TransportError/Code/handshakeFailed`` with the response's
+    /// ``TransportError/httpStatus``); honours task cancellation.
     func open(url: URL, headers: [String: String]) async throws -> any TransportConnection
+
+    /// Opens a connection offering `subprotocols` (`Sec-WebSocket-Protocol`, in preference
+    /// order); the connection's ``TransportConnection/subprotocol`` is the one the server chose.
+    /// A server that chooses one it was not offered fails the handshake (RFC 6455 §4.1).
+    func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection
+}
+
+extension Transport {
+    /// A transport that cannot offer subprotocols opens without them, and refuses when asked
+    /// for some.
+    public func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
+        guard subprotocols.isEmpty else { throw TransportError(.unavailable, "this transport cannot offer WebSocket subprotocols") }
+        return try await open(url: url, headers: headers)
+    }
 }
 
 /// One open WebSocket connection.
@@ -38,6 +53,12 @@ public protocol TransportConnection: Sendable {
     func send(_ frame: TransportFrame) async throws
     /// Sends a close frame and releases the connection. Safe to call more than once.
     func close(code: CloseCode, reason: String) async
+    /// The subprotocol the server chose (`nil`: none).
+    var subprotocol: String? { get }
+}
+
+extension TransportConnection {
+    public var subprotocol: String? { nil }
 }
 
 /// Why a transport could not open or use a connection.
@@ -70,11 +91,14 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
 
     public let code: Code
     public let message: String
+    /// For a refused upgrade: the HTTP status the server answered (403, 404, 503, …).
+    public let httpStatus: Int?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, httpStatus: Int? = nil) {
         self.code = code
         self.message = message
+        self.httpStatus = httpStatus
     }
 
-    public var description: String { "\(code): \(message)" }
+    public var description: String { "\(code): \(message)" + (httpStatus.map { " (HTTP \($0))" } ?? "") }
 }

@@ -14,9 +14,14 @@ public struct URLSessionWebSocketTransport: Transport {
     }
 
     public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        try await open(url: url, headers: headers, subprotocols: [])
+    }
+
+    public func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
         #if canImport(Darwin)
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        if !subprotocols.isEmpty { request.setValue(subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol") }
         let delegate = URLSessionWebSocketDelegate()
         let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
         let task = session.webSocketTask(with: request)
@@ -25,11 +30,21 @@ public struct URLSessionWebSocketTransport: Transport {
         do {
             try await delegate.waitUntilOpen()
         } catch {
+            let status = (task.response as? HTTPURLResponse)?.statusCode
             task.cancel(with: .abnormalClosure, reason: nil)
             session.invalidateAndCancel()
+            if let status, status != 101 {
+                throw TransportError(.handshakeFailed, "the server did not upgrade to WebSocket: HTTP \(status)", httpStatus: status)
+            }
             throw TransportError(.connectionFailed, "could not open the WebSocket: \(error.localizedDescription)")
         }
-        return URLSessionWebSocketConnection(task: task, session: session, delegate: delegate)
+        let chosen = delegate.subprotocol.withLock { $0 }
+        if let chosen, !subprotocols.contains(chosen) {
+            task.cancel(with: .protocolError, reason: nil)
+            session.invalidateAndCancel()
+            throw TransportError(.handshakeFailed, "the server chose the subprotocol '\(chosen.prefix(60))', which was not offered")
+        }
+        return URLSessionWebSocketConnection(task: task, session: session, delegate: delegate, subprotocol: chosen)
         #else
         throw TransportError(
             .unavailable,
@@ -49,6 +64,8 @@ final class URLSessionWebSocketDelegate: NSObject, URLSessionWebSocketDelegate, 
     }
 
     private let open = Locked<Open>(.waiting(nil))
+    /// The subprotocol the server chose, once open.
+    let subprotocol = Locked<String?>(nil)
     /// How the connection ended, once it has; `ended` fires then.
     let endEvent = Locked<TransportEvent?>(nil)
     let ended = OneShot()
@@ -79,6 +96,7 @@ final class URLSessionWebSocketDelegate: NSObject, URLSessionWebSocketDelegate, 
     }
 
     func urlSession(_ session: URLSession, webSocketTask: URLSessionWebSocketTask, didOpenWithProtocol protocol: String?) {
+        subprotocol.withLock { $0 = `protocol` }
         settle(.success(()))
     }
 
@@ -102,12 +120,14 @@ final class URLSessionWebSocketDelegate: NSObject, URLSessionWebSocketDelegate, 
 /// session), one `receive()` at a time.
 final class URLSessionWebSocketConnection: TransportConnection {
     let events: AsyncStream<TransportEvent>
+    let subprotocol: String?
     private let task: URLSessionWebSocketTask
     private let session: URLSession
 
-    init(task: URLSessionWebSocketTask, session: URLSession, delegate: URLSessionWebSocketDelegate) {
+    init(task: URLSessionWebSocketTask, session: URLSession, delegate: URLSessionWebSocketDelegate, subprotocol: String?) {
         self.task = task
         self.session = session
+        self.subprotocol = subprotocol
         let isDone = Locked(false)
         // Messages are pulled by the reader: each `receive()` runs in the reader's task. After
         // the close event the stream ends.

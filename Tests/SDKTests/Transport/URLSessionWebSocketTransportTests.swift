@@ -1,5 +1,6 @@
 import Foundation
 import SDK
+import SDKTesting
 import Testing
 
 @Suite("URLSessionWebSocketTransport")
@@ -30,5 +31,21 @@ struct URLSessionWebSocketTransportTests {
             #expect(session.status.reason?.code == .retriesExhausted)
             await session.shutdown()
         }
+    }
+}
+
+@Suite("Transport: subprotocols")
+struct TransportSubprotocolTests {
+    @Test("a transport that cannot offer subprotocols refuses to open with some, and opens without")
+    func defaultRefuses() async throws {
+        let server = TestServer()
+        let transport = server.transport()
+        let error = await #expect(throws: TransportError.self) {
+            try await transport.open(url: URL(string: "ws://127.0.0.1:9/")!, headers: [:], subprotocols: ["graphql-transport-ws"])
+        }
+        #expect(error?.code == .unavailable)
+        let connection = try await transport.open(url: URL(string: "ws://127.0.0.1:9/")!, headers: [:], subprotocols: [])
+        #expect(connection.subprotocol == nil)
+        await connection.close(code: .normal, reason: "")
     }
 }
