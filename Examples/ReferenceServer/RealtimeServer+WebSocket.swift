@@ -102,6 +102,9 @@ extension RealtimeServer {
         state.withLock { state in
             let outputs = state.core.received(frame, from: id)
             Self.dispatch(outputs, in: &state, limits: configuration.limits)
+            // Idle counts from when the server is done with the client's last frame: the time
+            // it spends on a large request is not the client's silence.
+            state.connections[id]?.lastSeen = .now
         }
     }
 

@@ -15,7 +15,7 @@ struct ConformanceIntegrationTests {
         var limits = ServerLimits()
         limits.upgradeTimeout = .seconds(2)
         limits.authenticationTimeout = .seconds(3)
-        limits.idleTimeout = .seconds(5)
+        limits.idleTimeout = .seconds(8)
         limits.maxQueuedBytes = 1 << 20
         return limits
     }
