@@ -13,8 +13,8 @@ import Testing
 struct ConformanceIntegrationTests {
     static var limits: ServerLimits {
         var limits = ServerLimits()
-        limits.upgradeTimeout = .seconds(2)
-        limits.authenticationTimeout = .seconds(3)
+        limits.upgradeTimeout = .seconds(4)
+        limits.authenticationTimeout = .seconds(5)
         limits.idleTimeout = .seconds(8)
         limits.maxQueuedBytes = 1 << 20
         return limits
