@@ -45,7 +45,8 @@ public struct NIOWebSocketTransport: Transport {
         }
         guard let host = url.host, !host.isEmpty else { throw TransportError(.invalidURL, "the URL has no host") }
         let port = url.port ?? 80
-        let path = url.path.isEmpty ? "/" : url.path
+        // The request target keeps the URL's query (Engine.IO's `EIO=4&transport=websocket`).
+        let path = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
         let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
         let closeSent = Locked(false)
         let maxFrameBytes = self.maxFrameBytes

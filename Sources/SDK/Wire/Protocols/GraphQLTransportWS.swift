@@ -152,7 +152,7 @@ package struct GraphQLTransportWS: Sendable {
                 // There is no subscribe acknowledgement: the operation runs once sent. A resume
                 // cannot be asked for, so a resubscribe's gap is unknown.
                 return [send(["id": .string(id), "type": "subscribe", "payload": Self.operation(topic.options)]),
-                        .subscribed(subscription, resume == nil ? .live : .resumeUnsupported)]
+                        .subscribed(subscription, resume == nil ? .live(at: nil) : .resumeUnsupported)]
             case .unsubscribe(let subscription):
                 guard let id = subscriptions.removeValue(forKey: subscription) else { return [] }
                 operations[id] = nil

@@ -164,7 +164,7 @@ package struct SocketIO: Sendable {
                         channels = channels.filter { $0.value != subscription }
                         return [.subscriptionFailed(subscription, failure)]
                     }
-                    return [.subscribed(subscription, resumed ? .resumeUnsupported : .live)]
+                    return [.subscribed(subscription, resumed ? .resumeUnsupported : .live(at: nil))]
                 case .publish(let request):
                     if let failure { return [.replied(request, .failure(failure))] }
                     return [.replied(request, .success(.acknowledged(position: nil, payload: arguments)))]

@@ -28,14 +28,15 @@ package enum StreamPosition: Hashable, Sendable {
     case opaque(String)
 }
 
-/// What a (re)subscription covered.
+/// What a (re)subscription covered. Positions are the stream's latest when the server said
+/// (Tether's `ok` `seq`), so the core knows where a catch-up ends and where to resume next.
 package enum SubscribeOutcome: Hashable, Sendable {
     /// Subscribed; nothing was asked to be caught up (or the stream starts now).
-    case live
-    /// Every message after the resume position follows (or followed).
+    case live(at: StreamPosition?)
+    /// Every message after the resume position follows (or followed), up to `to`.
     case caughtUp(to: StreamPosition?)
     /// The server no longer had every message after the resume position.
-    case gap
+    case gap(at: StreamPosition?)
     /// The protocol cannot resume: what was published meanwhile is unknown — refetch.
     case resumeUnsupported
 }

@@ -37,7 +37,7 @@ struct GraphQLTransportWSTests {
         let actions = machine.receive(.text(#"{"type":"connection_ack"}"#))
         #expect(actions.first == .ready)
         #expect(actions.compactMap(text) == [#"{"id":"s1","payload":{"query":"subscription($room: String!) { ticks(room: $room) }","variables":{"room":"r1"}},"type":"subscribe"}"#])
-        #expect(actions.last == .subscribed(7, .live))
+        #expect(actions.last == .subscribed(7, .live(at: nil)))
     }
 
     @Test("subscribe: next → deliveries for that subscription; complete ends it; unsubscribe sends complete")

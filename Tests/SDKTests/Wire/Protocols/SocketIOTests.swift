@@ -62,7 +62,7 @@ struct SocketIOTests {
     func joinAndMessages() {
         var machine = ready()
         #expect(sent(machine.perform(.subscribe(7, Topic("room-1"), resume: nil))) == [#"420["join","room-1"]"#])
-        #expect(machine.receive(.text(#"430[{"ok":true}]"#)) == [.subscribed(7, .live)])
+        #expect(machine.receive(.text(#"430[{"ok":true}]"#)) == [.subscribed(7, .live(at: nil))])
         #expect(machine.receive(.text(#"42["message",{"room":"room-1","text":"hi"}]"#)) == [.delivery(7, ["room": "room-1", "text": "hi"], position: nil)])
         #expect(machine.receive(.text(#"42["message",{"room":"room-2","text":"not ours"}]"#)) == [])
         #expect(machine.receive(.text(#"42["other",{"room":"room-1"}]"#)) == [])

@@ -1,0 +1,149 @@
+import Foundation
+import SDK
+
+/// A real, unmodified third-party server the protocol adapters are tested against
+/// (strawberry-graphql, python-socketio): provisioned once per test run into a virtual
+/// environment under `.build/peers-venv` from `Peers/requirements.txt` (pinned versions, from
+/// PyPI), started under uvicorn on a free loopback port (127.0.0.1 only), stopped by its process
+/// id. When it cannot be provisioned the test fails with what is missing — never a silent skip.
+final class PeerServer: Sendable {
+    enum App: String, Sendable {
+        case graphQL = "graphql_app:app"
+        case socketIO = "socketio_app:app"
+    }
+
+    struct Unavailable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Peers")
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let venv = packageRoot.appendingPathComponent(".build/peers-venv")
+
+    /// The venv's python, provisioned once per process.
+    static let python: Result<URL, Unavailable> = provision()
+
+    let port: Int
+    private let process: Process
+
+    private init(process: Process, port: Int) {
+        self.process = process
+        self.port = port
+    }
+
+    /// Starts `app`; returns once it listens.
+    static func start(_ app: App, environment: [String: String] = [:]) async throws -> PeerServer {
+        let python = try Self.python.get()
+        let process = Process()
+        process.executableURL = python
+        process.arguments = ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", "0", "--app-dir", peers.path, "--log-level", "info"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let output = Pipe()
+        process.standardError = output
+        process.standardOutput = output
+        let (lines, sink) = AsyncStream<String>.makeStream()
+        // Drain the server's log for as long as it runs (so it never blocks on a full pipe).
+        let reader = output.fileHandleForReading
+        Thread.detachNewThread {
+            var pending = ""
+            while true {
+                let data = reader.availableData
+                guard !data.isEmpty else { break }
+                pending += String(decoding: data, as: UTF8.self)
+                while let newline = pending.firstIndex(of: "\n") {
+                    sink.yield(String(pending[..<newline]))
+                    pending = String(pending[pending.index(after: newline)...])
+                }
+            }
+            sink.finish()
+        }
+        try process.run()
+        let server: PeerServer? = try await withThrowingTaskGroup(of: PeerServer?.self) { group in
+            group.addTask {
+                var log: [String] = []
+                for await line in lines {
+                    log.append(line)
+                    if let range = line.range(of: "Uvicorn running on http://127.0.0.1:"),
+                       let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
+                        return PeerServer(process: process, port: port)
+                    }
+                }
+                throw Unavailable(description: "\(app.rawValue) exited before it listened:\n" + log.suffix(20).joined(separator: "\n"))
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(30))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let server else {
+            process.terminate()
+            throw Unavailable(description: "\(app.rawValue) did not report its port within 30 s")
+        }
+        return server
+    }
+
+    /// Stops the server by its process id (SIGTERM, then SIGKILL), and waits for it.
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning, Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    /// Runs `body` with `app` running; stops it afterwards, also when `body` throws.
+    static func withRunning<Result: Sendable>(
+        _ app: App, environment: [String: String] = [:], _ body: (PeerServer) async throws -> Result
+    ) async throws -> Result {
+        let server = try await start(app, environment: environment)
+        do {
+            let result = try await body(server)
+            server.stop()
+            return result
+        } catch {
+            server.stop()
+            throw error
+        }
+    }
+
+    private static func provision() -> Result<URL, Unavailable> {
+        let python = venv.appendingPathComponent("bin/python")
+        let requirements = peers.appendingPathComponent("requirements.txt")
+        let marker = venv.appendingPathComponent(".provisioned")
+        let wanted = (try? String(contentsOf: requirements, encoding: .utf8)) ?? ""
+        if (try? String(contentsOf: marker, encoding: .utf8)) == wanted, FileManager.default.fileExists(atPath: python.path) {
+            return .success(python)
+        }
+        if let failure = run("/usr/bin/env", ["python3", "-m", "venv", "--clear", venv.path]) {
+            return .failure(Unavailable(description: "python3 with venv is needed to run the real peer servers (apt-get install python3-venv): \(failure)"))
+        }
+        if let failure = run(python.path, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements.path]) {
+            return .failure(Unavailable(description: "pip could not install the peer servers from PyPI (\(requirements.lastPathComponent)): \(failure)"))
+        }
+        try? wanted.write(to: marker, atomically: true, encoding: .utf8)
+        return .success(python)
+    }
+
+    /// Runs a command to its end; nil when it succeeded, else the end of its output.
+    private static func run(_ executable: String, _ arguments: [String]) -> String? {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        do {
+            try process.run()
+        } catch {
+            return "\(executable) could not run: \(error)"
+        }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus != 0 else { return nil }
+        return "exit \(process.terminationStatus): " + String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(5).joined(separator: " | ")
+    }
+}
