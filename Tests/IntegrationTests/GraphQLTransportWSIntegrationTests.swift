@@ -38,7 +38,7 @@ struct GraphQLTransportWSIntegrationTests {
             #expect(try await driver.next() == .subscribed(7, .live(at: nil)))
             #expect(try await driver.next() == .delivery(7, ["data": ["ticks": 42]], position: nil))
             #expect(try await driver.next() == .delivery(7, ["data": ["ticks": 43]], position: nil))
-            try await driver.perform(.publish(3, Topic("post"), ["query": "mutation { post(text: \"hello\") }"]))
+            try await driver.perform(.publish(3, Topic("post"), ["query": "mutation { post(text: \"hello\") }"], key: nil))
             let reply = try await driver.next { if case .replied = $0 { true } else { false } }
             #expect(reply == .replied(3, .success(.acknowledged(position: nil, payload: ["data": ["post": 5]]))))
             try await driver.perform(.ping(4))
@@ -56,7 +56,7 @@ struct GraphQLTransportWSIntegrationTests {
             let driver = MachineDriver(GraphQLTransportWS().makeMachine(), over: try await open(server))
             try await driver.start(credentials: Secret("s3cret"))
             #expect(try await driver.next() == .ready)
-            try await driver.perform(.publish(5, Topic("post"), ["query": "mutation { nope }"]))
+            try await driver.perform(.publish(5, Topic("post"), ["query": "mutation { nope }"], key: nil))
             guard case .replied(5, .failure(let failure))? = try await driver.next() else {
                 Issue.record("the bad mutation did not fail")
                 return

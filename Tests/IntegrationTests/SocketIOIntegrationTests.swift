@@ -36,7 +36,7 @@ struct SocketIOIntegrationTests {
             #expect(await driver.armed[SocketIO.heartbeat] == .milliseconds(2000), "pingInterval + pingTimeout from the open packet")
             try await driver.perform(.subscribe(7, Topic("room-1"), resume: nil))
             #expect(try await driver.next() == .subscribed(7, .live(at: nil)))
-            try await driver.perform(.publish(3, Topic("room-1"), ["text": "hi"]))
+            try await driver.perform(.publish(3, Topic("room-1"), ["text": "hi"], key: nil))
             var seen: [WireAction] = []
             for _ in 0..<2 { if let action = try await driver.next() { seen.append(action) } }
             #expect(seen.contains(.delivery(7, ["room": "room-1", "text": "hi"], position: nil)))
@@ -56,7 +56,7 @@ struct SocketIOIntegrationTests {
             _ = try await driver.next()
             // Keep reading (and answering pings) for 3.5 s: nothing else happens meanwhile.
             await #expect(throws: MachineDriver<SocketIO.Machine>.Timeout.self) { try await driver.next(within: .milliseconds(3500)) }
-            try await driver.perform(.publish(3, Topic("room-1"), "still here"))
+            try await driver.perform(.publish(3, Topic("room-1"), "still here", key: nil))
             let reply = try await driver.next { if case .replied = $0 { true } else { false } }
             #expect(reply == .replied(3, .success(.acknowledged(position: nil, payload: [["ok": true]]))))
             #expect(await driver.sent.filter { $0 == .text("3") }.count >= 2, "pongs to the server's pings")
@@ -73,7 +73,7 @@ struct SocketIOIntegrationTests {
             let driver = MachineDriver(machine, over: try await NIOWebSocketTransport().open(url: url, headers: [:]))
             try await driver.start(credentials: Secret("s3cret"))
             #expect(try await driver.next() == .ready)
-            try await driver.perform(.publish(3, Topic("x"), "bye"))
+            try await driver.perform(.publish(3, Topic("x"), "bye", key: nil))
             let ending = try await driver.next { if case .end = $0 { true } else { false } }
             #expect(ending == .end(WireEnding(.serverClosed("io server disconnect"), .doNotRetry)))
             await driver.close()

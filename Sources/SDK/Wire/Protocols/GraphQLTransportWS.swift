@@ -157,7 +157,7 @@ package struct GraphQLTransportWS: Sendable {
                 guard let id = subscriptions.removeValue(forKey: subscription) else { return [] }
                 operations[id] = nil
                 return [send(["id": .string(id), "type": "complete"])]
-            case .publish(let request, _, let data):
+            case .publish(let request, _, let data, _):
                 let id = makeOperationID("p")
                 operations[id] = .publish(request)
                 return [send(["id": .string(id), "type": "subscribe", "payload": Self.operation(data)])]

@@ -192,7 +192,7 @@ package struct SocketIO: Sendable {
                 guard let channel = channels.first(where: { $0.value == subscription })?.key else { return [] }
                 channels[channel] = nil
                 return [event(configuration.events.leave, .string(channel), ack: nil)]
-            case .publish(let request, let topic, let data):
+            case .publish(let request, let topic, let data, _):
                 guard configuration.acknowledgesPublishes else {
                     return [event(configuration.events.publish, Self.message(data, in: topic.name, key: configuration.events.channelKey), ack: nil),
                             .replied(request, .success(.sentUnconfirmed))]

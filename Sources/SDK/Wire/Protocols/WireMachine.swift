@@ -94,7 +94,9 @@ package struct WireEnding: Hashable, Sendable {
 package enum WireCommand: Hashable, Sendable {
     case subscribe(SubscriptionID, Topic, resume: StreamPosition?)
     case unsubscribe(SubscriptionID)
-    case publish(RequestID, Topic, JSONValue)
+    /// `key`: the publish's idempotency key, kept by the core across sockets (protocols that
+    /// have no such thing ignore it).
+    case publish(RequestID, Topic, JSONValue, key: String?)
     /// Elicit an answer now (only when the protocol can: see ``WireCapabilities/canProbe``).
     case ping(RequestID)
     /// An orderly goodbye in the protocol's terms, before the core closes the socket.

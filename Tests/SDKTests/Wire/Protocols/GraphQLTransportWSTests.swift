@@ -62,7 +62,7 @@ struct GraphQLTransportWSTests {
     @Test("publish is a mutation: its next is the result, its complete the acknowledgement")
     func publishAsMutation() {
         var machine = ready()
-        #expect(machine.perform(.publish(3, Topic("post"), Self.post)).compactMap(text) == [#"{"id":"p1","payload":{"query":"mutation { post(text: \"hi\") }"},"type":"subscribe"}"#])
+        #expect(machine.perform(.publish(3, Topic("post"), Self.post, key: nil)).compactMap(text) == [#"{"id":"p1","payload":{"query":"mutation { post(text: \"hi\") }"},"type":"subscribe"}"#])
         #expect(machine.receive(.text(#"{"id":"p1","type":"next","payload":{"data":{"post":42}}}"#)) == [])
         #expect(machine.receive(.text(#"{"id":"p1","type":"complete"}"#)) == [.replied(3, .success(.acknowledged(position: nil, payload: ["data": ["post": 42]])))])
     }
@@ -71,7 +71,7 @@ struct GraphQLTransportWSTests {
     func errors() {
         var machine = ready()
         _ = machine.perform(.subscribe(7, Topic("ticks", options: Self.ticks), resume: nil))
-        _ = machine.perform(.publish(3, Topic("post"), Self.post))
+        _ = machine.perform(.publish(3, Topic("post"), Self.post, key: nil))
         let failure = machine.receive(.text(#"{"id":"p2","type":"error","payload":[{"message":"not allowed"}]}"#))
         #expect(failure == [.replied(3, .failure(WireFailure(code: "graphql_error", message: "not allowed", payload: [["message": "not allowed"]])))])
         let subscriptionFailure = machine.receive(.text(#"{"id":"s1","type":"error","payload":[{"message":"bad room"},{"message":"and more"}]}"#))

@@ -88,10 +88,10 @@ struct SocketIOTests {
     @Test("publish is an event with an ack; without acks it is sent, not confirmed")
     func publish() {
         var machine = ready()
-        #expect(sent(machine.perform(.publish(3, Topic("room-1"), ["text": "hi"]))) == [#"420["publish",{"room":"room-1","text":"hi"}]"#])
+        #expect(sent(machine.perform(.publish(3, Topic("room-1"), ["text": "hi"], key: nil))) == [#"420["publish",{"room":"room-1","text":"hi"}]"#])
         #expect(machine.receive(.text(#"430[{"ok":true}]"#)) == [.replied(3, .success(.acknowledged(position: nil, payload: [["ok": true]])))])
         var silent = ready(SocketIO(acknowledgesPublishes: false))
-        let actions = silent.perform(.publish(4, Topic("room-1"), "hi"))
+        let actions = silent.perform(.publish(4, Topic("room-1"), "hi", key: nil))
         #expect(sent(actions) == [#"42["publish",{"data":"hi","room":"room-1"}]"#])
         #expect(actions.last == .replied(4, .success(.sentUnconfirmed)))
         #expect(SocketIO(acknowledgesPublishes: false).capabilities.publishAcknowledgement == .none)

@@ -1,0 +1,185 @@
+import ConnectionPolicy
+
+/// Tether's own protocol (`docs/PROTOCOL.md`) as an adapter: `auth` first, per-channel
+/// sequence numbers so a resubscribe asks `since` the last one delivered (`ok` with `seq` and
+/// `gap`), publishes acknowledged with their number and carrying an idempotency key, `ping`
+/// answered `pong`, and close codes that say fatal, transient or retry-after.
+package struct TetherProtocol: Sendable {
+    package var codec: JSONWireCodec
+
+    package init(codec: JSONWireCodec = JSONWireCodec()) {
+        self.codec = codec
+    }
+
+    package var capabilities: WireCapabilities {
+        WireCapabilities(publishAcknowledgement: .always, resumesSubscriptions: true, liveness: .clientPing, canProbe: true)
+    }
+
+    package func makeMachine() -> Machine { Machine(codec: codec) }
+
+    /// What a close from the server means (the table in `docs/PROTOCOL.md`).
+    package static func ending(code: CloseCode?, reason: String) -> WireEnding {
+        guard let code else { return WireEnding(DisconnectReason(.networkLost, detail: reason.isEmpty ? nil : reason), .retry) }
+        if code == .unauthorized {
+            return WireEnding(DisconnectReason(.credentialsRejected, detail: reason.isEmpty ? nil : reason), .doNotRetry)
+        }
+        return WireEnding(.serverClosed("code \(code)" + (reason.isEmpty ? "" : ": \(reason)")), code.disposition(reason: reason))
+    }
+
+    /// One socket's Tether state.
+    package struct Machine: WireMachine {
+        private enum Phase: Equatable { case opened, authenticating(RequestID), ready, ended }
+        private enum Pending {
+            case subscribe(SubscriptionID, resumed: Bool)
+            case unsubscribe
+            case publish(RequestID)
+            case ping(RequestID)
+        }
+
+        private let codec: JSONWireCodec
+        private var phase = Phase.opened
+        /// Request ids on the wire are this socket's own (the core's may be anything).
+        private var nextWireID: RequestID = 0
+        private var pending: [RequestID: Pending] = [:]
+        private var channels: [String: SubscriptionID] = [:]
+        private var subscriptions: [SubscriptionID: String] = [:]
+        private var waiting: [WireCommand] = []
+
+        init(codec: JSONWireCodec) {
+            self.codec = codec
+        }
+
+        package mutating func start(credentials: Secret?) -> [WireAction] {
+            guard phase == .opened else { return [] }
+            let id = makeWireID()
+            phase = .authenticating(id)
+            return send(.authenticate(id: id, token: credentials)) ?? []
+        }
+
+        package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
+            guard phase != .ended else { return [] }
+            let message: ServerMessage
+            do {
+                message = try codec.decode(frame)
+            } catch {
+                return end(WireEnding(.error("bad frame from server: \(error)"), .retry))
+            }
+            switch message {
+            case .ack(let ack):
+                if case .authenticating(let authID) = phase, ack.id == authID {
+                    phase = .ready
+                    var actions: [WireAction] = [.ready]
+                    let queued = waiting
+                    waiting = []
+                    for command in queued { actions += perform(command) }
+                    return actions
+                }
+                guard let waiting = pending.removeValue(forKey: ack.id) else { return [] }
+                let position = ack.sequence.map(StreamPosition.sequence)
+                switch waiting {
+                case .subscribe(let subscription, let resumed):
+                    let outcome: SubscribeOutcome = !resumed ? .live(at: position) : ack.gap ? .gap(at: position) : .caughtUp(to: position)
+                    return [.subscribed(subscription, outcome)]
+                case .publish(let request):
+                    return [.replied(request, .success(.acknowledged(position: position, payload: nil)))]
+                case .ping(let request):
+                    return [.replied(request, .success(.acknowledged(position: nil, payload: nil)))]
+                case .unsubscribe:
+                    return []
+                }
+            case .pong(let id):
+                guard case .ping(let request)? = pending.removeValue(forKey: id) else { return [] }
+                return [.replied(request, .success(.acknowledged(position: nil, payload: nil)))]
+            case .error(let error):
+                if case .authenticating(let authID) = phase, error.id == authID || error.id == nil {
+                    guard error.code == ServerError.unauthorizedCode else {
+                        return end(WireEnding(.error("authentication failed: \(error)"), .retry))
+                    }
+                    return end(WireEnding(DisconnectReason(.credentialsRejected, detail: error.message), .doNotRetry))
+                }
+                // An error naming no request answers nothing (the core logs it).
+                guard let id = error.id, let waiting = pending.removeValue(forKey: id) else { return [] }
+                let failure = WireFailure(code: error.code, message: error.message)
+                switch waiting {
+                case .subscribe(let subscription, _):
+                    forget(subscription)
+                    return [.subscriptionFailed(subscription, failure)]
+                case .publish(let request), .ping(let request):
+                    return [.replied(request, .failure(failure))]
+                case .unsubscribe:
+                    return []
+                }
+            case .message(let message):
+                guard let subscription = channels[message.channel] else { return [] }
+                return [.delivery(subscription, message.data, position: .sequence(message.sequence))]
+            }
+        }
+
+        package mutating func perform(_ command: WireCommand) -> [WireAction] {
+            switch phase {
+            case .ended: return []
+            case .opened, .authenticating:
+                if case .goodbye = command { return [] }
+                waiting.append(command)
+                return []
+            case .ready: break
+            }
+            switch command {
+            case .subscribe(let subscription, let topic, let resume):
+                let id = makeWireID()
+                var since: UInt64?
+                if case .sequence(let sequence)? = resume { since = sequence }
+                channels[topic.name] = subscription
+                subscriptions[subscription] = topic.name
+                pending[id] = .subscribe(subscription, resumed: since != nil)
+                return send(.subscribe(id: id, channel: topic.name, since: since)) ?? [.subscriptionFailed(subscription, Self.encodingFailure)]
+            case .unsubscribe(let subscription):
+                guard let channel = subscriptions[subscription] else { return [] }
+                forget(subscription)
+                let id = makeWireID()
+                pending[id] = .unsubscribe
+                return send(.unsubscribe(id: id, channel: channel)) ?? []
+            case .publish(let request, let topic, let data, let key):
+                let id = makeWireID()
+                pending[id] = .publish(request)
+                guard let sent = send(.publish(id: id, channel: topic.name, data: data, key: key)) else {
+                    pending[id] = nil
+                    return [.replied(request, .failure(Self.encodingFailure))]
+                }
+                return sent
+            case .ping(let request):
+                let id = makeWireID()
+                pending[id] = .ping(request)
+                return send(.ping(id: id)) ?? []
+            case .goodbye:
+                phase = .ended
+                return []
+            }
+        }
+
+        package mutating func timerFired(_ timer: WireTimer) -> [WireAction] { [] }
+
+        private static let encodingFailure = WireFailure(code: "encoding_failed", message: "the message cannot be encoded within the protocol's limits")
+
+        private mutating func makeWireID() -> RequestID {
+            nextWireID += 1
+            return nextWireID
+        }
+
+        private mutating func forget(_ subscription: SubscriptionID) {
+            guard let channel = subscriptions.removeValue(forKey: subscription) else { return }
+            if channels[channel] == subscription { channels[channel] = nil }
+        }
+
+        /// The frame for a message, or nil when the codec refuses it.
+        private func send(_ message: ClientMessage) -> [WireAction]? {
+            guard let frame = try? codec.encode(message) else { return nil }
+            return [.send(frame)]
+        }
+
+        private mutating func end(_ ending: WireEnding) -> [WireAction] {
+            phase = .ended
+            return [.end(ending)]
+        }
+    }
+}

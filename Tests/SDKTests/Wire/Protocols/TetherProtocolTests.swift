@@ -1,0 +1,140 @@
+import ConnectionPolicy
+import SDK
+import SDKTesting
+import Testing
+
+/// Tether's own protocol as an adapter machine, table by table — and against `ServerCore`, the
+/// reference server's rules, frame for frame.
+@Suite("Tether protocol machine")
+struct TetherProtocolTests {
+    let codec = JSONWireCodec()
+
+    func sent(_ actions: [WireAction]) -> [ClientMessage] {
+        actions.compactMap { action in
+            guard case .send(let frame) = action else { return nil }
+            return try? codec.decodeClientMessage(frame)
+        }
+    }
+
+    func frame(_ message: ServerMessage) -> TransportFrame { try! codec.encode(message) }
+
+    func ready() -> TetherProtocol.Machine {
+        var machine = TetherProtocol().makeMachine()
+        _ = machine.start(credentials: Secret("t"))
+        _ = machine.receive(frame(.ack(Ack(id: 1))))
+        return machine
+    }
+
+    @Test("auth first, with the token; its ok makes it ready")
+    func handshake() {
+        var machine = TetherProtocol().makeMachine()
+        #expect(sent(machine.start(credentials: Secret("t"))) == [.authenticate(id: 1, token: Secret("t"))])
+        #expect(machine.receive(frame(.ack(Ack(id: 1)))) == [.ready])
+    }
+
+    @Test("rejected credentials end the connection, no retry; another auth error is retried")
+    func authErrors() {
+        var rejected = TetherProtocol().makeMachine()
+        _ = rejected.start(credentials: Secret("bad"))
+        let actions = rejected.receive(frame(.error(ServerError(id: 1, code: "unauthorized", message: "credentials rejected"))))
+        #expect(actions == [.end(WireEnding(DisconnectReason(.credentialsRejected, detail: "credentials rejected"), .doNotRetry))])
+        var other = TetherProtocol().makeMachine()
+        _ = other.start(credentials: nil)
+        guard case .end(let ending)? = other.receive(frame(.error(ServerError(id: nil, code: "bad_request", message: "x")))).first else {
+            Issue.record("not ended")
+            return
+        }
+        #expect(ending.disposition == .retry)
+    }
+
+    @Test("subscribe: live from the server's latest; a resumed one caught up, or with a gap")
+    func subscribeOutcomes() {
+        var machine = ready()
+        #expect(sent(machine.perform(.subscribe(7, Topic("room"), resume: nil))) == [.subscribe(id: 2, channel: "room", since: nil)])
+        #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 40)))) == [.subscribed(7, .live(at: .sequence(40)))])
+        #expect(sent(machine.perform(.subscribe(8, Topic("news"), resume: .sequence(3)))) == [.subscribe(id: 3, channel: "news", since: 3)])
+        #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 9)))) == [.subscribed(8, .caughtUp(to: .sequence(9)))])
+        _ = machine.perform(.subscribe(9, Topic("old"), resume: .sequence(1)))
+        #expect(machine.receive(frame(.ack(Ack(id: 4, sequence: 5000, gap: true)))) == [.subscribed(9, .gap(at: .sequence(5000)))])
+    }
+
+    @Test("messages are delivered to their channel's subscription with their sequence number")
+    func deliveries() {
+        var machine = ready()
+        _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+        #expect(machine.receive(frame(.message(ChannelMessage(channel: "room", sequence: 41, data: "hi")))) == [.delivery(7, "hi", position: .sequence(41))])
+        #expect(machine.receive(frame(.message(ChannelMessage(channel: "other", sequence: 1, data: "x")))) == [])
+    }
+
+    @Test("publish carries its key; its ok is the acknowledgement with the message's number; an error names the request")
+    func publish() {
+        var machine = ready()
+        #expect(sent(machine.perform(.publish(30, Topic("room"), "hi", key: "k1"))) == [.publish(id: 2, channel: "room", data: "hi", key: "k1")])
+        #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 5)))) == [.replied(30, .success(.acknowledged(position: .sequence(5), payload: nil)))])
+        _ = machine.perform(.publish(31, Topic("room"), "too big", key: nil))
+        #expect(machine.receive(frame(.error(ServerError(id: 3, code: "too_large", message: "no")))) == [.replied(31, .failure(WireFailure(code: "too_large", message: "no")))])
+    }
+
+    @Test("a publish the codec refuses fails at once, nothing sent")
+    func publishTooDeep() {
+        var machine = ready()
+        let deep = (0..<40).reduce(JSONValue.null) { inner, _ in .array([inner]) }
+        #expect(machine.perform(.publish(30, Topic("room"), deep, key: nil)) == [.replied(30, .failure(WireFailure(code: "encoding_failed", message: "the message cannot be encoded within the protocol's limits")))])
+    }
+
+    @Test("ping is the probe: its pong replies")
+    func ping() {
+        var machine = ready()
+        #expect(sent(machine.perform(.ping(50))) == [.ping(id: 2)])
+        #expect(machine.receive(frame(.pong(id: 2))) == [.replied(50, .success(.acknowledged(position: nil, payload: nil)))])
+    }
+
+    @Test("a bad frame ends the connection, retried")
+    func badFrame() {
+        var machine = ready()
+        guard case .end(let ending)? = machine.receive(.text("garbage")).first else {
+            Issue.record("not ended")
+            return
+        }
+        #expect(ending.disposition == .retry)
+    }
+
+    @Test("close codes keep their documented meaning")
+    func closeCodes() {
+        #expect(TetherProtocol.ending(code: .unauthorized, reason: "").reason.code == .credentialsRejected)
+        #expect(TetherProtocol.ending(code: .unauthorized, reason: "").disposition == .doNotRetry)
+        #expect(TetherProtocol.ending(code: .badRequest, reason: "").disposition == .doNotRetry)
+        #expect(TetherProtocol.ending(code: .retryAfter, reason: "retry-after-ms=250").disposition == .retryAfter(.milliseconds(250)))
+        #expect(TetherProtocol.ending(code: .slowConsumer, reason: "").disposition == .retry)
+        #expect(TetherProtocol.ending(code: nil, reason: "reset").reason.code == .networkLost)
+    }
+
+    @Test("against ServerCore, frame for frame: auth, subscribe with a catch-up, publish, deliveries")
+    func againstServerCore() {
+        var server = ServerCore(.init(tokens: ["t"]), now: { .zero })
+        server.connectionOpened(1)
+        var machine = TetherProtocol().makeMachine()
+        var delivered: [WireAction] = []
+        func carry(_ actions: [WireAction]) {
+            for action in actions {
+                if case .send(let frame) = action {
+                    for case .send(1, let reply) in server.received(frame, from: 1) { carry(machine.receive(reply)) }
+                } else {
+                    delivered.append(action)
+                }
+            }
+        }
+        _ = try? server.publish("before-1", to: "room")
+        _ = try? server.publish("before-2", to: "room")
+        carry(machine.start(credentials: Secret("t")))
+        carry(machine.perform(.subscribe(7, Topic("room"), resume: .sequence(1))))
+        carry(machine.perform(.publish(9, Topic("room"), "mine", key: "k")))
+        #expect(delivered == [
+            .ready,
+            .subscribed(7, .caughtUp(to: .sequence(2))),
+            .delivery(7, "before-2", position: .sequence(2)),
+            .replied(9, .success(.acknowledged(position: .sequence(3), payload: nil))),
+            .delivery(7, "mine", position: .sequence(3)),
+        ])
+    }
+}
