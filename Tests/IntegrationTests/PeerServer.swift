@@ -20,21 +20,46 @@ final class PeerServer: Sendable {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let venv = packageRoot.appendingPathComponent(".build/peers-venv")
 
-    /// The venv's python, provisioned once per process.
-    static let python: Result<URL, Unavailable> = provision()
+    /// The venv's python, provisioned once per process — on a thread of its own: pip runs for
+    /// tens of seconds, and blocking one of the concurrency pool's few threads that long would
+    /// starve every other test running meanwhile.
+    static let provisioning = Provisioning()
+
+    final class Provisioning: Sendable {
+        private let result = Locked<Result<URL, Unavailable>?>(nil)
+        private let done = OneShot()
+
+        init() {
+            Thread.detachNewThread { [result, done] in
+                let outcome = PeerServer.provision()
+                result.withLock { $0 = outcome }
+                done.fire()
+            }
+        }
+
+        func python() async throws -> URL {
+            await done.wait()
+            guard let outcome = result.withLock({ $0 }) else { throw Unavailable(description: "provisioning was interrupted") }
+            return try outcome.get()
+        }
+    }
 
     let port: Int
     private let process: Process
+    private let exited: OneShot
 
-    private init(process: Process, port: Int) {
+    private init(process: Process, port: Int, exited: OneShot) {
         self.process = process
         self.port = port
+        self.exited = exited
     }
 
     /// Starts `app`; returns once it listens.
     static func start(_ app: App, environment: [String: String] = [:]) async throws -> PeerServer {
-        let python = try Self.python.get()
+        let python = try await provisioning.python()
         let process = Process()
+        let exited = OneShot()
+        process.terminationHandler = { _ in exited.fire() }
         process.executableURL = python
         process.arguments = ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", "0", "--app-dir", peers.path, "--log-level", "info"]
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -65,7 +90,7 @@ final class PeerServer: Sendable {
                     log.append(line)
                     if let range = line.range(of: "Uvicorn running on http://127.0.0.1:"),
                        let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
-                        return PeerServer(process: process, port: port)
+                        return PeerServer(process: process, port: port, exited: exited)
                     }
                 }
                 throw Unavailable(description: "\(app.rawValue) exited before it listened:\n" + log.suffix(20).joined(separator: "\n"))
@@ -79,20 +104,35 @@ final class PeerServer: Sendable {
             return first
         }
         guard let server else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw Unavailable(description: "\(app.rawValue) did not report its port within 30 s")
         }
         return server
     }
 
-    /// Stops the server by its process id (SIGTERM, then SIGKILL), and waits for it.
-    func stop() {
+    /// Stops the server by its process id (SIGTERM, then SIGKILL after 5 s), and waits for it
+    /// to exit without blocking a thread.
+    func stop() async {
         guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        let pid = process.processIdentifier
+        kill(pid, SIGTERM)
+        let exitedInTime = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { [exited] in
+                await exited.wait()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(5))
+                return false
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            return first
+        }
+        if !exitedInTime {
+            kill(pid, SIGKILL)
+            await exited.wait()
+        }
     }
 
     /// Runs `body` with `app` running; stops it afterwards, also when `body` throws.
@@ -102,10 +142,10 @@ final class PeerServer: Sendable {
         let server = try await start(app, environment: environment)
         do {
             let result = try await body(server)
-            server.stop()
+            await server.stop()
             return result
         } catch {
-            server.stop()
+            await server.stop()
             throw error
         }
     }
