@@ -37,8 +37,8 @@ extension Session {
         if channels[channel] == nil { journal.append(.subscription(channel)) }
         channels[channel, default: ChannelState()].subscribers[subscriber] = continuation
         let subscription = Subscription(channel: channel, stream: stream)
-        guard case .open(_, let wire, _) = link, channels[channel]?.isActive == false else { return subscription }
-        if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel, on: wire) }
+        guard case .open = link, channels[channel]?.isActive == false else { return subscription }
+        if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel) }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             channels[channel]?.waiters.append((subscriber, waiter))
         }
@@ -63,12 +63,12 @@ extension Session {
 
     // MARK: Internals
 
-    func sendSubscribe(_ channel: String, on wire: Wire) {
+    func sendSubscribe(_ channel: String) {
         let id = makeRequestID()
         channels[channel]?.subscribeRequest = id
         subscribeRequests[id] = channel
         arm(.request(id), after: settings.requestTimeout)
-        send(.subscribe(id: id, channel: channel, since: channels[channel]?.lastSequence), on: wire)
+        perform(.subscribe(id, Topic(channel), resume: channels[channel]?.lastSequence.map(StreamPosition.sequence)))
     }
 
     /// The connection is gone: no channel is active on the server any more.
@@ -167,13 +167,15 @@ extension Session {
     }
 
     private func leaveOnServer(_ channel: String, _ state: ChannelState) {
+        let subscription = wireSubscription(of: channel, in: state)
         if let id = state.subscribeRequest {
             subscribeRequests[id] = nil
             cancelTimer(.request(id))
         }
-        guard case .open(_, let wire, _) = link, state.isActive || state.subscribeRequest != nil else { return }
-        // The ack is not awaited: an unknown reply is ignored.
-        send(.unsubscribe(id: makeRequestID(), channel: channel), on: wire)
+        guard case .open = link, state.isActive || state.subscribeRequest != nil, let subscription else { return }
+        wireSubscriptions[subscription] = nil
+        // The answer is not awaited.
+        perform(.unsubscribe(subscription))
     }
 
     func deliver(_ message: ChannelMessage) {

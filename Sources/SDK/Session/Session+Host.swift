@@ -48,11 +48,10 @@ extension Session {
         try refuseIfEnded("ping()")
         ensureStarted()
         decide("ping() called") { $0.pingRequested() }
-        guard case .open(_, let wire, _) = link else {
+        guard case .open = link else {
             throw SessionError(.notConnected, "ping needs a connection (status: \(status))")
         }
-        let id = makeRequestID()
-        _ = try await request(.ping(id: id), on: wire, kind: .appPing)
+        _ = try await requestPing(kind: .appPing)
     }
 
     /// Tells the session the app's lifecycle state: from SwiftUI's `scenePhase`, or a custom

@@ -35,6 +35,8 @@ extension Session {
         case outboxDeadline
         case refreshDeadline
         case heartbeat
+        /// A timer the protocol machine asked for (a server-heartbeat watchdog).
+        case wire(String)
     }
 
     /// Work that needs a child task of `run()`.

@@ -41,7 +41,7 @@ extension Session {
     var currentAttemptID: UInt64? {
         switch link {
         case .idle: nil
-        case .opening(let attempt), .authenticating(let attempt, _, _), .open(let attempt, _, _): attempt.id
+        case .opening(let attempt), .authenticating(let attempt, _), .open(let attempt, _, _): attempt.id
         }
     }
 
@@ -74,12 +74,15 @@ extension Session {
             return
         case .opening(let attempt):
             attempt.cancel.fire()
-        case .authenticating(let attempt, let wire, _), .open(let attempt, let wire, _):
+        case .authenticating(let attempt, let wire), .open(let attempt, let wire, _):
             attempt.cancel.fire()
             wire.outbound.yield(.close(code, reason: reason))
             wire.outbound.finish()
         }
         link = .idle
+        machine = nil
+        wireSubscriptions = [:]
+        for key in timers.keys { if case .wire = key { cancelTimer(key) } }
         cancelTimer(.connectTimeout)
         cancelTimer(.heartbeat)
         markChannelsUnsubscribed()
@@ -98,10 +101,12 @@ extension Session {
         let wire = Wire(connection: connection, outbound: continuation)
         spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: current.settled))
         spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
-        let authID = makeRequestID()
         settings.logger.log(.debug, "attempt \(attempt): socket open, authenticating")
-        link = .authenticating(current, wire, authID: authID)
-        send(.authenticate(id: authID, token: token), on: wire)
+        link = .authenticating(current, wire)
+        var fresh = settings.wireProtocol.makeConnectionMachine()
+        let actions = fresh.start(credentials: token)
+        machine = fresh
+        carry(actions)
     }
 
     func openFailed(attempt: UInt64, error: any Error) {
@@ -119,26 +124,19 @@ extension Session {
         case .frame(let frame):
             received(frame)
         case .closed(let code, let reason):
-            let disposition = code?.disposition(reason: reason) ?? .retry
-            let closeReason: DisconnectReason
-            if code == .unauthorized {
-                closeReason = DisconnectReason(.credentialsRejected, detail: reason.isEmpty ? nil : reason)
-            } else if let code {
-                closeReason = .serverClosed("code \(code)" + (reason.isEmpty ? "" : ": \(reason)"))
-            } else {
-                closeReason = DisconnectReason(.networkLost, detail: reason.isEmpty ? nil : reason)
-            }
-            connectionEnded(reason: closeReason, disposition: disposition)
+            // What a close means is the protocol's to say.
+            let ending = settings.wireProtocol.ending(code: code, reason: reason)
+            connectionEnded(reason: ending.reason, disposition: ending.disposition)
         }
     }
 
     /// The socket of the current attempt is gone (closed by the server, reset, timed out,
     /// failed): release it and let the policy decide.
-    func connectionEnded(reason: DisconnectReason, disposition: RetryDisposition) {
+    func connectionEnded(reason: DisconnectReason, disposition: RetryDisposition, closeCode: CloseCode = .normal) {
         var uptime: Duration?
         if case .open(_, _, let since) = link { uptime = clock.elapsed(since: since) }
         settings.logger.log(.info, "connection ended: \(reason) (\(disposition))")
-        teardownLink(code: .normal, reason: "connection ended")
+        teardownLink(code: closeCode, reason: "connection ended")
         failAllRequests(SessionError(.connectionLost, "the connection was lost: \(reason)", reason: reason))
         if refreshOwnsLink {
             // The policy never had this connection: the refresh ends, the policy hears nothing.
@@ -160,7 +158,7 @@ extension Session {
 
     /// The server accepted the credentials.
     func authenticated() {
-        guard case .authenticating(let attempt, let wire, _) = link else { return }
+        guard case .authenticating(let attempt, let wire) = link else { return }
         link = .open(attempt, wire, since: clock.now)
         cancelTimer(.connectTimeout)
         setStatus(.connected)
@@ -205,6 +203,8 @@ extension Session {
             failRefresh(SessionError(.timedOut, "the background refresh did not finish within its deadline"))
         case .heartbeat:
             sendHeartbeat()
+        case .wire(let name):
+            wireTimerFired(name)
         }
     }
 }

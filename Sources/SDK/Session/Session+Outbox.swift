@@ -67,8 +67,8 @@ extension Session {
                     key: key, channel: channel, data: data, publishKey: publishKey,
                     deadline: clock.deadline(after: settings.outboxTimeout), waiter: waiter
                 )
-                if sendsNow, case .open(_, let wire, _) = link {
-                    sendPublish(entry, on: wire)
+                if sendsNow, case .open = link {
+                    sendPublish(entry)
                 } else {
                     outbox.append(entry)
                     if outbox.count == 1 { armOutboxDeadline() }
@@ -92,13 +92,13 @@ extension Session {
 
     /// Sends a publish and waits for its reply (within the request timeout).
     @discardableResult
-    func sendPublish(_ entry: OutboxEntry, on wire: Wire) -> RequestID {
+    func sendPublish(_ entry: OutboxEntry) -> RequestID {
         var entry = entry
         entry.wasSent = true
         let id = makeRequestID()
         requests[id] = PendingRequest(waiter: entry.waiter, publish: entry)
         arm(.request(id), after: settings.requestTimeout)
-        send(.publish(id: id, channel: entry.channel, data: entry.data, key: entry.publishKey), on: wire)
+        perform(.publish(id, Topic(entry.channel), entry.data, key: entry.publishKey))
         return id
     }
 
@@ -115,12 +115,12 @@ extension Session {
 
     /// Sends the outbox, in order, when connected and no replay is running.
     func flushOutboxIfReady() {
-        guard !outbox.isEmpty, case .open(_, let wire, _) = link, recovery?.plan?.isFinished ?? true else { return }
+        guard !outbox.isEmpty, case .open = link, recovery?.plan?.isFinished ?? true else { return }
         let entries = outbox
         outbox = []
         cancelTimer(.outboxDeadline)
         for entry in entries {
-            let id = sendPublish(entry, on: wire)
+            let id = sendPublish(entry)
             recovery?.flushing.insert(id)
         }
     }

@@ -140,8 +140,8 @@ extension Session {
             switch action {
             case .perform(let id, let attempt):
                 if let channel = channelName(of: id) {
-                    if case .open(_, let wire, _) = link, channels[channel] != nil {
-                        sendSubscribe(channel, on: wire)
+                    if case .open = link, channels[channel] != nil {
+                        sendSubscribe(channel)
                     } else {
                         replayEvent { $0.remove(id) }
                     }

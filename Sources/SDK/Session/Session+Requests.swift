@@ -26,32 +26,13 @@ extension Session {
         }
     }
 
-    /// Encodes and queues a message on the wire, in order.
-    func send(_ message: ClientMessage, on wire: Wire) {
-        do {
-            let frame = try settings.codec.encode(message)
-            wire.outbound.yield(.frame(frame))
-        } catch {
-            // Messages the session makes itself always encode; a codec that refuses one ends
-            // the connection with a typed reason rather than leaving it half set up.
-            connectionEnded(reason: .error("could not encode \(message): \(error)"), disposition: .retry)
-        }
-    }
-
-    /// Sends a request and waits for its reply (an ack, or a pong as an ack), within the
-    /// request timeout.
-    func request(_ message: ClientMessage, on wire: Wire, kind: PendingRequest.Kind = .caller) async throws -> Ack {
-        let frame: TransportFrame
-        do {
-            frame = try settings.codec.encode(message)
-        } catch {
-            throw SessionError(.encodingFailed, error.description)
-        }
-        let id = message.id
+    /// Sends the protocol's ping and waits for its answer, within the request timeout.
+    func requestPing(kind: PendingRequest.Kind) async throws -> Ack {
+        let id = makeRequestID()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Ack, any Error>) in
             requests[id] = PendingRequest(waiter: continuation, kind: kind)
             arm(.request(id), after: settings.requestTimeout)
-            wire.outbound.yield(.frame(frame))
+            perform(.ping(id))
         }
     }
 
@@ -96,45 +77,6 @@ extension Session {
         requeue(requeued)
         failAllSubscribeWaiters(error)
     }
-
-    /// A frame arrived on the current connection.
-    func received(_ frame: TransportFrame) {
-        let message: ServerMessage
-        do {
-            message = try settings.codec.decode(frame)
-        } catch {
-            // A server that sends what the protocol does not allow is broken or hostile: end
-            // this connection with a typed reason; the policy decides about retrying.
-            settings.logger.log(.warning, "bad frame from server: \(error)")
-            connectionEnded(reason: .error("bad frame from server: \(error)"), disposition: .retry)
-            return
-        }
-        switch message {
-        case .ack(let ack):
-            if case .authenticating(_, _, let authID) = link, ack.id == authID {
-                authenticated()
-            } else if !subscribeAcknowledged(ack) {
-                _ = resolveRequest(ack.id, with: .success(ack))
-            }
-        case .pong(let id):
-            _ = resolveRequest(id, with: .success(Ack(id: id)))
-        case .error(let error):
-            if case .authenticating(_, _, let authID) = link, error.id == authID || error.id == nil {
-                let rejected = error.code == ServerError.unauthorizedCode
-                connectionEnded(
-                    reason: rejected ? DisconnectReason(.credentialsRejected, detail: error.message) : .error("authentication failed: \(error)"),
-                    disposition: rejected ? .doNotRetry : .retry
-                )
-            } else if let id = error.id {
-                let failure = SessionError(.rejected, error.description, serverError: error)
-                if !subscribeRejected(id, failure) { _ = resolveRequest(id, with: .failure(failure)) }
-            }
-        // An error that answers no request carries no action for the session; it is not a
-        // protocol violation, so the connection stays.
-        case .message(let message):
-            deliver(message)
-        }
-    }
 }
 
 extension Session {
@@ -169,10 +111,10 @@ extension Session {
     }
 
     private func sendLivenessPing(timeout: Duration) {
-        guard case .open(_, let wire, _) = link else { return }
+        guard case .open = link else { return }
         let id = makeRequestID()
         requests[id] = PendingRequest(waiter: nil, kind: .heartbeat)
         arm(.request(id), after: timeout)
-        send(.ping(id: id), on: wire)
+        perform(.ping(id))
     }
 }

@@ -27,6 +27,10 @@ public actor Session {
     var lifecycle: AppLifecycleState
     var isNetworkReachable = true
     var link: Link = .idle
+    /// The current connection's protocol machine: made fresh for every socket, dropped with it.
+    var machine: (any WireMachine)?
+    /// The channel of every subscription the current connection's protocol confirmed.
+    var wireSubscriptions: [SubscriptionID: String] = [:]
     var runPhase: RunPhase = .notStarted
     /// Signals that the most recent attempt holds no socket any more; the next attempt waits for it.
     var lastAttemptSettled: OneShot?
@@ -58,8 +62,8 @@ public actor Session {
         case idle
         /// An attempt is opening its socket.
         case opening(Attempt)
-        /// The socket is open; the credentials are on their way.
-        case authenticating(Attempt, Wire, authID: RequestID)
+        /// The socket is open; the protocol's handshake (the credentials) is under way.
+        case authenticating(Attempt, Wire)
         /// Open and authenticated since `since`.
         case open(Attempt, Wire, since: SessionClock.Instant)
     }
@@ -170,6 +174,7 @@ public actor Session {
             case .outboxDeadline: "outbox"
             case .refreshDeadline: "refresh"
             case .heartbeat: "heartbeat"
+            case .wire(let name): name
             }
         }.sorted()
     }

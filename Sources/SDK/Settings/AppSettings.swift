@@ -64,6 +64,9 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public let jitter: JitterSource
     /// The codec for the wire protocol.
     public let codec: any WireCodec
+
+    /// The protocol the session speaks: Tether's own, through ``codec``.
+    package var wireProtocol: any WireProtocolDescription { TetherProtocol(codec: codec) }
     /// Where the session's log goes.
     public let logger: SessionLogger
     /// The heartbeat in the foreground: a ping every `interval`, a pong expected within

@@ -6,7 +6,7 @@ import ConnectionPolicy
 /// operation (the topic's `options`: `{"query", "variables", "operationName"}`); a publish is a
 /// mutation whose result is its acknowledgement; `ping`/`pong` is the probe; `complete` ends an
 /// operation. No resume: a resubscribe reports `resumeUnsupported` (the app refetches).
-package struct GraphQLTransportWS: Sendable {
+package struct GraphQLTransportWS: WireProtocolDescription {
     package static let subprotocol = "graphql-transport-ws"
 
     /// The `connection_init` payload for a token (default: `{"token": …}`, nothing without one).
@@ -21,6 +21,12 @@ package struct GraphQLTransportWS: Sendable {
     }
 
     package func makeMachine() -> Machine { Machine(initPayload: initPayload) }
+
+    package var subprotocols: [String] { [Self.subprotocol] }
+
+    package func makeConnectionMachine() -> any WireMachine { makeMachine() }
+
+    package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
 
     /// What a close from the server means (the spec's codes, and graphql-ws's client's reading of
     /// them; Strawberry answers a rejected `connection_init` with 4403).

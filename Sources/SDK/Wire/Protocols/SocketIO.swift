@@ -11,7 +11,7 @@ import ConnectionPolicy
 /// (`42N["join","room"]` → `43N[…]`), a leave event, and a message event whose payload names
 /// its channel. A publish is an event with an ack when ``acknowledgesPublishes``; without one it
 /// ends as "sent, not confirmed".
-package struct SocketIO: Sendable {
+package struct SocketIO: WireProtocolDescription {
     /// The app's events.
     package struct Events: Hashable, Sendable {
         package var join: String
@@ -57,6 +57,12 @@ package struct SocketIO: Sendable {
     }
 
     package func makeMachine() -> Machine { Machine(configuration: self) }
+
+    package var subprotocols: [String] { [] }
+
+    package func makeConnectionMachine() -> any WireMachine { makeMachine() }
+
+    package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
 
     /// A close from the server says little here (python-socketio closes with 1000 after a ping
     /// timeout): every close is retried; "do not reconnect" comes in band (`41`, `44`).

@@ -4,12 +4,18 @@ import ConnectionPolicy
 /// sequence numbers so a resubscribe asks `since` the last one delivered (`ok` with `seq` and
 /// `gap`), publishes acknowledged with their number and carrying an idempotency key, `ping`
 /// answered `pong`, and close codes that say fatal, transient or retry-after.
-package struct TetherProtocol: Sendable {
-    package var codec: JSONWireCodec
+package struct TetherProtocol: WireProtocolDescription {
+    package var codec: any WireCodec
 
-    package init(codec: JSONWireCodec = JSONWireCodec()) {
+    package init(codec: any WireCodec = JSONWireCodec()) {
         self.codec = codec
     }
+
+    package var subprotocols: [String] { [] }
+
+    package func makeConnectionMachine() -> any WireMachine { makeMachine() }
+
+    package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
 
     package var capabilities: WireCapabilities {
         WireCapabilities(publishAcknowledgement: .always, resumesSubscriptions: true, liveness: .clientPing, canProbe: true)
@@ -36,7 +42,7 @@ package struct TetherProtocol: Sendable {
             case ping(RequestID)
         }
 
-        private let codec: JSONWireCodec
+        private let codec: any WireCodec
         private var phase = Phase.opened
         /// Request ids on the wire are this socket's own (the core's may be anything).
         private var nextWireID: RequestID = 0
@@ -45,7 +51,7 @@ package struct TetherProtocol: Sendable {
         private var subscriptions: [SubscriptionID: String] = [:]
         private var waiting: [WireCommand] = []
 
-        init(codec: JSONWireCodec) {
+        init(codec: any WireCodec) {
             self.codec = codec
         }
 

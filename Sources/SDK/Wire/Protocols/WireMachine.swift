@@ -140,6 +140,17 @@ package struct WireCapabilities: Hashable, Sendable {
     }
 }
 
+/// A protocol, chosen once in the settings: stateless. It makes a fresh machine for every socket
+/// and says what the end of a connection means.
+package protocol WireProtocolDescription: Sendable {
+    var capabilities: WireCapabilities { get }
+    /// The WebSocket subprotocols to offer, in preference order.
+    var subprotocols: [String] { get }
+    func makeConnectionMachine() -> any WireMachine
+    /// What a close from the server (or a socket that ended without one: `code` nil) means.
+    func ending(code: CloseCode?, reason: String) -> WireEnding
+}
+
 /// One socket's protocol state machine. Pure: made fresh for every socket, never reused.
 package protocol WireMachine: Sendable {
     /// The socket is open: what to send first (the credentials, for a client-first protocol).

@@ -1,0 +1,95 @@
+import ConnectionPolicy
+
+extension Session {
+    /// Hands a command to the current connection's protocol machine and carries out what it
+    /// answers.
+    func perform(_ command: WireCommand) {
+        guard var current = machine else { return }
+        let actions = current.perform(command)
+        machine = current
+        carry(actions)
+    }
+
+    /// A frame arrived on the current connection.
+    func received(_ frame: TransportFrame) {
+        guard var current = machine else { return }
+        let actions = current.receive(frame)
+        machine = current
+        carry(actions)
+    }
+
+    /// A protocol timer fired.
+    func wireTimerFired(_ name: String) {
+        guard var current = machine else { return }
+        let actions = current.timerFired(WireTimer(name))
+        machine = current
+        carry(actions)
+    }
+
+    /// Carries out a machine's actions, in order. The machine knows the protocol; the session
+    /// knows requests, subscriptions, recovery and the policy.
+    func carry(_ actions: [WireAction]) {
+        for action in actions {
+            switch action {
+            case .send(let frame):
+                switch link {
+                case .authenticating(_, let wire), .open(_, let wire, _): wire.outbound.yield(.frame(frame))
+                case .idle, .opening: break
+                }
+            case .ready:
+                authenticated()
+            case .subscribed(let subscription, let outcome):
+                if let channel = subscribeRequests[subscription] { wireSubscriptions[subscription] = channel }
+                var sequence: UInt64?
+                var gap = false
+                switch outcome {
+                case .live(let position), .caughtUp(let position): sequence = position?.sequence
+                case .gap(let position):
+                    sequence = position?.sequence
+                    gap = true
+                case .resumeUnsupported: break
+                }
+                _ = subscribeAcknowledged(Ack(id: subscription, sequence: sequence, gap: gap))
+            case .subscriptionFailed(let subscription, let failure):
+                wireSubscriptions[subscription] = nil
+                _ = subscribeRejected(subscription, Self.rejection(failure, request: subscription))
+            case .subscriptionEnded(let subscription, let reason):
+                guard let channel = wireSubscriptions.removeValue(forKey: subscription) else { continue }
+                dropChannel(channel, SessionError(.disconnected, "the server ended the subscription to \(channel): \(reason)"))
+            case .delivery(let subscription, let data, let position):
+                guard let channel = wireSubscriptions[subscription], let sequence = position?.sequence else { continue }
+                deliver(ChannelMessage(channel: channel, sequence: sequence, data: data))
+            case .replied(let request, .success(.acknowledged(let position, _))):
+                _ = resolveRequest(request, with: .success(Ack(id: request, sequence: position?.sequence)))
+            case .replied(let request, .success(.sentUnconfirmed)):
+                _ = resolveRequest(request, with: .success(Ack(id: request)))
+            case .replied(let request, .failure(let failure)):
+                _ = resolveRequest(request, with: .failure(Self.rejection(failure, request: request)))
+            case .arm(let timer, let delay):
+                arm(.wire(timer.name), after: delay)
+            case .cancel(let timer):
+                cancelTimer(.wire(timer.name))
+            case .end(let ending):
+                connectionEnded(reason: ending.reason, disposition: ending.disposition, closeCode: ending.closeCode)
+                return
+            }
+        }
+    }
+
+    /// The wire subscription that stands for `channel` on this connection, pending or active.
+    func wireSubscription(of channel: String, in state: ChannelState) -> SubscriptionID? {
+        state.subscribeRequest ?? wireSubscriptions.first { $0.value == channel }?.key
+    }
+
+    private static func rejection(_ failure: WireFailure, request: RequestID) -> SessionError {
+        let error = ServerError(id: request, code: failure.code, message: failure.message)
+        return SessionError(.rejected, error.description, serverError: error)
+    }
+}
+
+extension StreamPosition {
+    /// The sequence number, for a position that is one.
+    var sequence: UInt64? {
+        if case .sequence(let value) = self { value } else { nil }
+    }
+}
