@@ -20,9 +20,9 @@ final class PeerServer: Sendable {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let venv = packageRoot.appendingPathComponent(".build/peers-venv")
 
-    /// The venv's python, provisioned once per process — on a thread of its own: pip runs for
-    /// tens of seconds, and blocking one of the concurrency pool's few threads that long would
-    /// starve every other test running meanwhile.
+    /// The venv's python, provisioned once per process. pip runs for tens of seconds: it is
+    /// awaited (``ChildProcess``), never waited for on one of the concurrency pool's few threads,
+    /// which would starve every other test running meanwhile.
     static let provisioning = Provisioning()
 
     final class Provisioning: Sendable {
@@ -30,8 +30,9 @@ final class PeerServer: Sendable {
         private let done = OneShot()
 
         init() {
-            Thread.detachNewThread { [result, done] in
-                let outcome = PeerServer.provision()
+            let result = self.result, done = self.done
+            Task.detached {
+                let outcome = await PeerServer.provision()
                 result.withLock { $0 = outcome }
                 done.fire()
             }
@@ -45,52 +46,28 @@ final class PeerServer: Sendable {
     }
 
     let port: Int
-    private let process: Process
-    private let exited: OneShot
+    private let child: ChildProcess
 
-    private init(process: Process, port: Int, exited: OneShot) {
-        self.process = process
+    private init(child: ChildProcess, port: Int) {
+        self.child = child
         self.port = port
-        self.exited = exited
     }
 
     /// Starts `app`; returns once it listens.
     static func start(_ app: App, environment: [String: String] = [:]) async throws -> PeerServer {
         let python = try await provisioning.python()
-        let process = Process()
-        let exited = OneShot()
-        process.terminationHandler = { _ in exited.fire() }
-        process.executableURL = python
-        process.arguments = ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", "0", "--app-dir", peers.path, "--log-level", "info"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let output = Pipe()
-        process.standardError = output
-        process.standardOutput = output
-        let (lines, sink) = AsyncStream<String>.makeStream()
-        // Drain the server's log for as long as it runs (so it never blocks on a full pipe).
-        let reader = output.fileHandleForReading
-        Thread.detachNewThread {
-            var pending = ""
-            while true {
-                let data = reader.availableData
-                guard !data.isEmpty else { break }
-                pending += String(decoding: data, as: UTF8.self)
-                while let newline = pending.firstIndex(of: "\n") {
-                    sink.yield(String(pending[..<newline]))
-                    pending = String(pending[pending.index(after: newline)...])
-                }
-            }
-            sink.finish()
-        }
-        try process.run()
+        let child = try ChildProcess(
+            python.path, ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", "0", "--app-dir", peers.path, "--log-level", "info"],
+            environment: environment
+        )
         let server: PeerServer? = try await withThrowingTaskGroup(of: PeerServer?.self) { group in
             group.addTask {
                 var log: [String] = []
-                for await line in lines {
+                for await line in child.lines {
                     log.append(line)
                     if let range = line.range(of: "Uvicorn running on http://127.0.0.1:"),
                        let port = Int(line[range.upperBound...].prefix { $0.isNumber }) {
-                        return PeerServer(process: process, port: port, exited: exited)
+                        return PeerServer(child: child, port: port)
                     }
                 }
                 throw Unavailable(description: "\(app.rawValue) exited before it listened:\n" + log.suffix(20).joined(separator: "\n"))
@@ -104,21 +81,23 @@ final class PeerServer: Sendable {
             return first
         }
         guard let server else {
-            kill(process.processIdentifier, SIGKILL)
+            child.send(SIGKILL)
+            await child.exited()
             throw Unavailable(description: "\(app.rawValue) did not report its port within 30 s")
         }
+        // Keep draining its log, so it never blocks on a full pipe.
+        Task.detached { for await _ in child.lines {} }
         return server
     }
 
     /// Stops the server by its process id (SIGTERM, then SIGKILL after 5 s), and waits for it
     /// to exit without blocking a thread.
     func stop() async {
-        guard process.isRunning else { return }
-        let pid = process.processIdentifier
-        kill(pid, SIGTERM)
-        let exitedInTime = await withTaskGroup(of: Bool.self) { group in
-            group.addTask { [exited] in
-                await exited.wait()
+        guard !child.hasExited else { return }
+        child.send(SIGTERM)
+        let exitedInTime = await withTaskGroup(of: Bool.self) { [child] group in
+            group.addTask {
+                await child.exited()
                 return true
             }
             group.addTask {
@@ -130,8 +109,8 @@ final class PeerServer: Sendable {
             return first
         }
         if !exitedInTime {
-            kill(pid, SIGKILL)
-            await exited.wait()
+            child.send(SIGKILL)
+            await child.exited()
         }
     }
 
@@ -150,7 +129,7 @@ final class PeerServer: Sendable {
         }
     }
 
-    private static func provision() -> Result<URL, Unavailable> {
+    private static func provision() async -> Result<URL, Unavailable> {
         let python = venv.appendingPathComponent("bin/python")
         let requirements = peers.appendingPathComponent("requirements.txt")
         let marker = venv.appendingPathComponent(".provisioned")
@@ -158,32 +137,13 @@ final class PeerServer: Sendable {
         if (try? String(contentsOf: marker, encoding: .utf8)) == wanted, FileManager.default.fileExists(atPath: python.path) {
             return .success(python)
         }
-        if let failure = run("/usr/bin/env", ["python3", "-m", "venv", "--clear", venv.path]) {
+        if let failure = await ChildProcess.run("/usr/bin/env", ["python3", "-m", "venv", "--clear", venv.path]) {
             return .failure(Unavailable(description: "python3 with venv is needed to run the real peer servers (apt-get install python3-venv): \(failure)"))
         }
-        if let failure = run(python.path, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements.path]) {
+        if let failure = await ChildProcess.run(python.path, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r", requirements.path]) {
             return .failure(Unavailable(description: "pip could not install the peer servers from PyPI (\(requirements.lastPathComponent)): \(failure)"))
         }
         try? wanted.write(to: marker, atomically: true, encoding: .utf8)
         return .success(python)
-    }
-
-    /// Runs a command to its end; nil when it succeeded, else the end of its output.
-    private static func run(_ executable: String, _ arguments: [String]) -> String? {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        do {
-            try process.run()
-        } catch {
-            return "\(executable) could not run: \(error)"
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus != 0 else { return nil }
-        return "exit \(process.terminationStatus): " + String(decoding: data, as: UTF8.self).split(separator: "\n").suffix(5).joined(separator: " | ")
     }
 }
