@@ -66,7 +66,7 @@ package struct GraphQLTransportWS: WireProtocolDescription {
         /// A mutation's result, until its `complete`.
         private var results: [String: JSONValue] = [:]
         /// Commands that came before the `connection_ack` (sending them would close 4401).
-        private var waiting: [WireCommand] = []
+        private var waiting = HeldCommands()
         /// Probes waiting for a pong, oldest first.
         private var probes: [RequestID] = []
 
@@ -93,9 +93,7 @@ package struct GraphQLTransportWS: WireProtocolDescription {
                 guard phase == .initialising else { return fail("a second connection_ack") }
                 phase = .ready
                 var actions: [WireAction] = [.ready]
-                let queued = waiting
-                waiting = []
-                for command in queued { actions += perform(command) }
+                for command in waiting.release() { actions += perform(command) }
                 return actions
             case "ping":
                 var pong: [String: JSONValue] = ["type": "pong"]
@@ -144,8 +142,7 @@ package struct GraphQLTransportWS: WireProtocolDescription {
             switch phase {
             case .ended: return []
             case .opened, .initialising:
-                if case .goodbye = command { return [] }
-                waiting.append(command)
+                waiting.hold(command)
                 return []
             case .ready: break
             }

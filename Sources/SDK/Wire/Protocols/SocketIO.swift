@@ -88,7 +88,7 @@ package struct SocketIO: WireProtocolDescription {
         private var pending: [UInt64: Pending] = [:]
         /// Active subscriptions by channel name (what message events are routed by).
         private var channels: [String: SubscriptionID] = [:]
-        private var waiting: [WireCommand] = []
+        private var waiting = HeldCommands()
 
         init(configuration: SocketIO) {
             self.configuration = configuration
@@ -145,9 +145,7 @@ package struct SocketIO: WireProtocolDescription {
                 guard phase == .connecting else { return [] }
                 phase = .ready
                 var actions: [WireAction] = [.ready]
-                let queued = waiting
-                waiting = []
-                for command in queued { actions += perform(command) }
+                for command in waiting.release() { actions += perform(command) }
                 return actions
             case "4":  // CONNECT_ERROR: the server refused the namespace (credentials)
                 let message = payload?["message"]?.stringValue ?? "connect_error"
@@ -184,8 +182,7 @@ package struct SocketIO: WireProtocolDescription {
             switch phase {
             case .ended: return []
             case .awaitingOpen, .connecting:
-                if case .goodbye = command { return [] }
-                waiting.append(command)
+                waiting.hold(command)
                 return []
             case .ready: break
             }

@@ -49,7 +49,7 @@ package struct TetherProtocol: WireProtocolDescription {
         private var pending: [RequestID: Pending] = [:]
         private var channels: [String: SubscriptionID] = [:]
         private var subscriptions: [SubscriptionID: String] = [:]
-        private var waiting: [WireCommand] = []
+        private var waiting = HeldCommands()
 
         init(codec: any WireCodec) {
             self.codec = codec
@@ -75,9 +75,7 @@ package struct TetherProtocol: WireProtocolDescription {
                 if case .authenticating(let authID) = phase, ack.id == authID {
                     phase = .ready
                     var actions: [WireAction] = [.ready]
-                    let queued = waiting
-                    waiting = []
-                    for command in queued { actions += perform(command) }
+                    for command in waiting.release() { actions += perform(command) }
                     return actions
                 }
                 guard let waiting = pending.removeValue(forKey: ack.id) else { return [] }
@@ -125,8 +123,7 @@ package struct TetherProtocol: WireProtocolDescription {
             switch phase {
             case .ended: return []
             case .opened, .authenticating:
-                if case .goodbye = command { return [] }
-                waiting.append(command)
+                waiting.hold(command)
                 return []
             case .ready: break
             }
