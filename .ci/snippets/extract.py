@@ -16,28 +16,10 @@ root = pathlib.Path(__file__).resolve().parents[2]
 out = pathlib.Path(sys.argv[1])
 apple = sys.argv[2] == "apple" if len(sys.argv) > 2 else False
 
-def blocks_in_markdown(path):
-    lines = path.read_text().splitlines()
+def fenced_swift_blocks(numbered_lines):
+    """(first line number, code) of every ```swift block in (number, text) lines."""
     inside, start, body = False, 0, []
-    for number, line in enumerate(lines, 1):
-        if not inside and line.strip() == "```swift":
-            inside, start, body = True, number, []
-        elif inside and line.strip() == "```":
-            inside = False
-            yield start, "\n".join(body)
-        elif inside:
-            body.append(line)
-
-def blocks_in_doc_comments(path):
-    lines = path.read_text().splitlines()
-    inside, start, body = False, 0, []
-    for number, line in enumerate(lines, 1):
-        text = line.strip()
-        if not text.startswith("///"):
-            continue
-        text = text[3:]
-        if text.startswith(" "):
-            text = text[1:]
+    for number, text in numbered_lines:
         if not inside and text.strip() == "```swift":
             inside, start, body = True, number, []
         elif inside and text.strip() == "```":
@@ -45,6 +27,18 @@ def blocks_in_doc_comments(path):
             yield start, "\n".join(body)
         elif inside:
             body.append(text)
+
+def blocks_in_markdown(path):
+    return fenced_swift_blocks(enumerate(path.read_text().splitlines(), 1))
+
+def blocks_in_doc_comments(path):
+    def doc_lines():
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            text = line.strip()
+            if text.startswith("///"):
+                text = text[3:]
+                yield number, text[1:] if text.startswith(" ") else text
+    return fenced_swift_blocks(doc_lines())
 
 declaration = re.compile(r"^(@main|@Test|@Suite|@MainActor|struct |final class |class |enum |extension |func |actor |protocol |public |private )")
 

@@ -182,20 +182,7 @@ public actor RawWebSocket {
             }
             let remaining = deadline - .now
             guard remaining > .zero else { throw Failure("no answer in time") }
-            let signalled = await withTaskGroup(of: Bool.self) { group in
-                group.addTask {
-                    await signal.wait()
-                    return true
-                }
-                group.addTask {
-                    try? await Task.sleep(for: remaining)
-                    return false
-                }
-                let first = await group.next()!
-                group.cancelAll()
-                return first
-            }
-            if !signalled, inbox.isEmpty { throw Failure("no answer in time") }
+            if await !signal.wait(upTo: remaining), inbox.isEmpty { throw Failure("no answer in time") }
         }
     }
 

@@ -94,6 +94,11 @@ final class ChildProcess: Sendable {
         return exitStatus.withLock { $0 } ?? -1
     }
 
+    /// Waits up to `limit` for the child to exit; true when it has.
+    func exited(within limit: Duration) async -> Bool {
+        await exitedSignal.wait(upTo: limit)
+    }
+
     var hasExited: Bool { exitedSignal.hasFired }
 
     /// Sends `signal` to the child.

@@ -58,20 +58,7 @@ actor MachineDriver<Machine: WireMachine> {
             if let taken {
                 event = .some(taken)
             } else {
-                let signalled = await withTaskGroup(of: Bool.self) { group in
-                    group.addTask {
-                        await signal.wait()
-                        return true
-                    }
-                    group.addTask {
-                        try? await Task.sleep(for: remaining)
-                        return false
-                    }
-                    let first = await group.next()!
-                    group.cancelAll()
-                    return first
-                }
-                _ = signalled
+                _ = await signal.wait(upTo: remaining)
                 continue
             }
             switch event {

@@ -95,20 +95,7 @@ final class PeerServer: Sendable {
     func stop() async {
         guard !child.hasExited else { return }
         child.send(SIGTERM)
-        let exitedInTime = await withTaskGroup(of: Bool.self) { [child] group in
-            group.addTask {
-                await child.exited()
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(5))
-                return false
-            }
-            let first = await group.next()!
-            group.cancelAll()
-            return first
-        }
-        if !exitedInTime {
+        if await !child.exited(within: .seconds(5)) {
             child.send(SIGKILL)
             await child.exited()
         }

@@ -58,6 +58,27 @@ package final class OneShot: Sendable {
     }
 }
 
+extension OneShot {
+    /// Waits until fired or until `limit` has passed (on the continuous clock); true when fired.
+    /// For waits with a deadline in examples and integration tests.
+    package func wait(upTo limit: Duration) async -> Bool {
+        if hasFired { return true }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.wait()
+                return true
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next()!
+            group.cancelAll()
+            return first || hasFired
+        }
+    }
+}
+
 /// Runs `work` until it finishes or `cancel` fires. Returns the work's result, if it finished
 /// (even just after the cancel: a socket opened in that instant must still be closed by the
 /// caller), and whether `cancel` fired. The work is cancelled and awaited, so nothing outlives
