@@ -64,11 +64,15 @@ struct ChaosRunner {
                         do {
                             for try await message in subscription {
                                 let now = epoch.withLock { $0 }
+                                guard let sequence = message.sequence else {
+                                    violated("c\(channel): a message without its sequence number on Tether's protocol")
+                                    continue
+                                }
                                 received.withLock { list in
-                                    if let last = list.last, last.epoch == now, message.sequence <= last.sequence {
-                                        violated("c\(channel): sequence \(message.sequence) after \(last.sequence) (duplicate or out of order)")
+                                    if let last = list.last, last.epoch == now, sequence <= last.sequence {
+                                        violated("c\(channel): sequence \(sequence) after \(last.sequence) (duplicate or out of order)")
                                     }
-                                    list.append((now, message.sequence))
+                                    list.append((now, sequence))
                                 }
                             }
                         } catch {}

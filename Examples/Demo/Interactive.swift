@@ -35,7 +35,7 @@ struct Interactive {
             group.addTask { await session.run() }
             let room = try await session.subscribe(to: "room")
             group.addTask {
-                for try await message in room { narrator.say("  message room#\(message.sequence): \(message.data)") }
+                for try await message in room { narrator.say("  message room#\(message.sequence.map(String.init) ?? "-"): \(message.data)") }
             }
             for await line in lines {
                 let command = line.trimmingCharacters(in: .whitespaces)
@@ -53,8 +53,8 @@ struct Interactive {
                 case "s":
                     let text = String(command.dropFirst()).trimmingCharacters(in: .whitespaces)
                     do {
-                        let sequence = try await session.publish(.string(text), to: "room")
-                        narrator.say("published room#\(sequence)")
+                        let receipt = try await session.publish(.string(text), to: "room")
+                        narrator.say("published room: \(receipt)")
                     } catch { narrator.say("publish: \(error)") }
                 case "x": server.dropAllConnections()
                 case "r":

@@ -27,7 +27,7 @@ struct ReferenceServerIntegrationTests {
                 await lifecycle.foreground()
                 try await status.waitFor(.connected)
                 #expect(try await messages.next()?.data == "while away")
-                #expect(try await session.publish("two", to: "room") == 3)
+                #expect(try await session.publish("two", to: "room").sequence == 3)
                 #expect(try await messages.next()?.data == "two")
             }
             await server.waitForOpenConnections(0)
@@ -201,7 +201,7 @@ struct RecoveryIntegrationTests {
                 #expect(report.isComplete)
                 #expect(report.caughtUp.values.reduce(0, +) == 40)
                 #expect(report.outboxFlushed == 1)
-                #expect(try await queued.value == 3)
+                #expect(try await queued.value.sequence == 3)
                 for subscription in subscriptions {
                     var messages = subscription.makeAsyncIterator()
                     #expect(try await messages.next()?.data == "a")

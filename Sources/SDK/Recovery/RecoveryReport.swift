@@ -42,15 +42,22 @@ public struct RecoveryReport: Hashable, Sendable, CustomStringConvertible {
     public var gaps: Set<String>
     /// Publishes sent from the outbox.
     public var outboxFlushed: Int
+    /// Channels resubscribed on a protocol that cannot resume a subscription
+    /// (graphql-transport-ws, Socket.IO): what was published while away is unknown — refetch
+    /// them (never reported as caught up).
+    public var refetch: Set<String> = []
 
-    /// Indicates that every step succeeded and nothing was missed for good.
+    /// Every channel whose missed messages the app must fetch itself: ``gaps`` and ``refetch``.
+    public var channelsToRefetch: Set<String> { gaps.union(refetch) }
+
+    /// Indicates that every step succeeded and nothing was missed for good (nor is unknown).
     public var isComplete: Bool {
-        gaps.isEmpty && steps.allSatisfy { $0.outcome == .succeeded }
+        gaps.isEmpty && refetch.isEmpty && steps.allSatisfy { $0.outcome == .succeeded }
     }
 
     public var description: String {
         "recovery after \(trigger) in \(duration): \(steps.count) steps, caught up \(caughtUp.values.reduce(0, +)), "
-            + "gaps \(gaps.sorted()), outbox \(outboxFlushed)"
+            + "gaps \(gaps.sorted()), " + (refetch.isEmpty ? "" : "refetch \(refetch.sorted()), ") + "outbox \(outboxFlushed)"
     }
 }
 

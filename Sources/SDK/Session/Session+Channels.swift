@@ -1,6 +1,8 @@
 extension Session {
     /// What the session holds for one channel.
     struct ChannelState {
+        /// What the protocol needs beyond the name (a GraphQL operation), for every (re)subscribe.
+        var options: JSONValue?
         /// Every `Subscription` listening, by id.
         var subscribers: [UInt64: AsyncThrowingStream<ChannelMessage, any Error>.Continuation] = [:]
         /// The highest sequence number delivered: a resubscribe asks for everything after it,
@@ -23,10 +25,22 @@ extension Session {
     /// ``shutdown()`` it throws ``SessionError/Code/sessionEnded``, and a subscription held
     /// then ends with that error.
     public func subscribe(to channel: String) async throws -> Subscription {
+        try await subscribe(to: Topic(channel))
+    }
+
+    /// Subscribes to `topic`: a channel by name, with what the server's protocol needs to know
+    /// about it (a GraphQL subscription operation: ``Topic/graphQL(_:query:variables:)``). It
+    /// behaves as ``subscribe(to:)-(String)`` does; every (re)subscribe sends the same options.
+    /// Subscribing again to a name the app holds with other options throws `invalidArgument`.
+    public func subscribe(to topic: Topic) async throws -> Subscription {
         try refuseIfEnded("subscribe(to:)")
         ensureStarted()
+        let channel = topic.name
         guard !channel.isEmpty, channel.utf8.count <= 256 else {
             throw SessionError(.invalidArgument, "a channel name is 1 to 256 bytes (got \(channel.utf8.count))")
+        }
+        if let held = channels[channel], held.options != topic.options {
+            throw SessionError(.invalidArgument, "\(channel) is already subscribed with other options; unsubscribe first")
         }
         let subscriber = makeSerial()
         let (stream, continuation) = AsyncThrowingStream<ChannelMessage, any Error>.makeStream()
@@ -35,12 +49,14 @@ extension Session {
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
         }
         if channels[channel] == nil { journal.append(.subscription(channel)) }
-        channels[channel, default: ChannelState()].subscribers[subscriber] = continuation
+        channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = continuation
         let subscription = Subscription(channel: channel, stream: stream)
         guard case .open = link, channels[channel]?.isActive == false else { return subscription }
-        if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel) }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
+            // Waiting before sending: a protocol may answer at once (graphql-transport-ws has
+            // no subscribe acknowledgement).
             channels[channel]?.waiters.append((subscriber, waiter))
+            if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel) }
         }
         return subscription
     }
@@ -68,7 +84,8 @@ extension Session {
         channels[channel]?.subscribeRequest = id
         subscribeRequests[id] = channel
         arm(.request(id), after: settings.requestTimeout)
-        perform(.subscribe(id, Topic(channel), resume: channels[channel]?.lastSequence.map(StreamPosition.sequence)))
+        let state = channels[channel]
+        perform(.subscribe(id, Topic(channel, options: state?.options), resume: state?.lastSequence.map(StreamPosition.sequence)))
     }
 
     /// The connection is gone: no channel is active on the server any more.
@@ -81,11 +98,14 @@ extension Session {
         }
     }
 
-    func subscribeAcknowledged(_ ack: Ack) -> Bool {
+    /// `resumeUnsupported`: the protocol said it could not resume this subscription.
+    func subscribeAcknowledged(_ ack: Ack, resumeUnsupported: Bool = false) -> Bool {
         guard let channel = subscribeRequests.removeValue(forKey: ack.id) else { return false }
         cancelTimer(.request(ack.id))
         guard var state = channels[channel] else { return true }
         let lastSequenceBefore = state.lastSequence
+        // A resubscribe on a protocol that cannot resume: what was missed is unknown.
+        let refetch = resumeUnsupported || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
         state.subscribeRequest = nil
         state.isActive = true
         state.hasBeenActive = true
@@ -99,7 +119,7 @@ extension Session {
         state.waiters = []
         channels[channel] = state
         for waiter in waiters { waiter.continuation.resume() }
-        recoverySubscribeAcknowledged(channel, ack: ack, lastSequenceBefore: lastSequenceBefore)
+        recoverySubscribeAcknowledged(channel, ack: ack, lastSequenceBefore: lastSequenceBefore, refetch: refetch)
         return true
     }
 
@@ -180,8 +200,10 @@ extension Session {
 
     func deliver(_ message: ChannelMessage) {
         guard var state = channels[message.channel] else { return }
-        if let last = state.lastSequence, message.sequence <= last { return }
-        state.lastSequence = message.sequence
+        if let sequence = message.sequence {
+            if let last = state.lastSequence, sequence <= last { return }
+            state.lastSequence = sequence
+        }
         channels[message.channel] = state
         // Count it for the recovery first: when the app sees the last missed message, the
         // recovery's report is already published.

@@ -5,7 +5,7 @@ extension Session {
     /// `run()` only forward these, and host calls go through the same function.
     enum Input: Sendable {
         /// An attempt opened its socket.
-        case opened(attempt: UInt64, connection: any TransportConnection, token: Secret?, settled: OneShot)
+        case opened(attempt: UInt64, connection: any TransportConnection, token: Secret?, handshake: Handshake, settled: OneShot)
         /// An attempt failed before its socket was open.
         case openFailed(attempt: UInt64, error: any Error)
         /// The connection of an attempt reported something.

@@ -89,7 +89,7 @@ extension Session {
         recovery?.connectionLost()
     }
 
-    func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?, settled: OneShot) {
+    func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?, handshake: Handshake, settled: OneShot) {
         let (outbound, continuation) = AsyncStream<Outbound>.makeStream()
         guard case .opening(let current) = link, current.id == attempt else {
             // A socket for an attempt given up on: close it. The writer fires its `settled`.
@@ -103,6 +103,13 @@ extension Session {
         spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
         settings.logger.log(.debug, "attempt \(attempt): socket open, authenticating")
         link = .authenticating(current, wire)
+        if !handshake.subprotocols.isEmpty, !handshake.subprotocols.contains(connection.subprotocol ?? "") {
+            // The server does not speak the protocol the settings name: retrying cannot help.
+            let chosen = connection.subprotocol.map { "'\($0)'" } ?? "none"
+            let detail = "the server chose WebSocket subprotocol \(chosen), not \(handshake.subprotocols.joined(separator: " or "))"
+            connectionEnded(reason: .error(detail), disposition: .doNotRetry, closeCode: .protocolError)
+            return
+        }
         var fresh = settings.wireProtocol.makeConnectionMachine()
         let actions = fresh.start(credentials: token)
         machine = fresh
@@ -115,6 +122,12 @@ extension Session {
         cancelTimer(.connectTimeout)
         let detail = (error as? TransportError)?.description ?? String(describing: error)
         settings.logger.log(.info, "connect attempt failed: \(detail)")
+        if let status = (error as? TransportError)?.httpStatus {
+            // What a refused upgrade means is the protocol's to say (401/403: the credentials).
+            let ending = settings.wireProtocol.ending(httpStatus: status)
+            lost(ConnectionLoss(reason: ending.reason, disposition: ending.disposition, uptime: nil))
+            return
+        }
         lost(ConnectionLoss(reason: .error(detail), disposition: .retry, uptime: nil))
     }
 

@@ -10,32 +10,38 @@ extension Session {
         /// server applies it at most once.
         let publishKey: String
         let deadline: SessionClock.Instant
-        let waiter: CheckedContinuation<Ack, any Error>
+        let waiter: CheckedContinuation<PublishReceipt, any Error>
         /// Indicates that it went on the wire at least once: it may have been applied, so it is
         /// never withdrawn, and only re-sent with the same key.
         var wasSent = false
     }
 
-    /// Publishes `data` on `channel` and returns its sequence number once the server
-    /// acknowledged it — **exactly once**: every publish carries an idempotency key, and one
-    /// whose acknowledgement was lost with the connection waits in the outbox and is re-sent
-    /// with the same key after the next connection's replay; the server applies a key at most
-    /// once within its deduplication window (120 s on the reference server: keep
-    /// `outboxTimeout` within it).
+    /// Publishes `data` on `channel` and returns its ``PublishReceipt`` once the server
+    /// acknowledged it (with its sequence number, on Tether's protocol) — or, where the server's
+    /// protocol has no acknowledgement for it, once it was sent (`sentUnconfirmed`: never a
+    /// pretended acknowledgement). On Tether's protocol it is applied **exactly once**: every
+    /// publish carries an idempotency key, and one whose acknowledgement was lost with the
+    /// connection waits in the outbox and is re-sent with the same key after the next
+    /// connection's replay; the server applies a key at most once within its deduplication
+    /// window (120 s on the reference server: keep `outboxTimeout` within it). Protocols without
+    /// keys (graphql-transport-ws, Socket.IO) re-send such a publish too: at least once there
+    /// (see `docs/PROTOCOLS.md`). With graphql-transport-ws, `data` is the mutation:
+    /// `{"query", "variables"?}`.
     ///
     /// Without a connection, the publish waits in the bounded outbox and is sent, in order, once
     /// the next connection's replay is done. On an open connection it goes out at once, unless
     /// publishes still wait in the outbox (a replay is running): then it queues behind them, so
     /// the app's publishes reach the server in the order they were made. A recovery step's own
     /// publishes go out at once even then — the outbox waits for the replay, and the replay for
-    /// the step. Every call ends exactly once: acknowledged, or a typed error — `outboxFull`,
+    /// the step. Every call ends exactly once: with its receipt, or a typed error — `outboxFull`,
     /// `encodingFailed` (at once: data the protocol cannot carry), `rejected` (the server's
     /// error), `timedOut` (after `outboxTimeout` unsent, or `requestTimeout` with no reply: it
     /// may have been applied), `connectionLost` (sent, then `outboxTimeout` passed without a
     /// connection to re-send it on: it may have been applied), `sessionEnded`, or
     /// `CancellationError` when the calling task is cancelled while the publish was never sent —
     /// it is then withdrawn. Once sent, it is not withdrawn: it waits for its acknowledgement.
-    public func publish(_ data: JSONValue, to channel: String) async throws -> UInt64 {
+    @discardableResult
+    public func publish(_ data: JSONValue, to channel: String) async throws -> PublishReceipt {
         try refuseIfEnded("publish")
         ensureStarted()
         guard !channel.isEmpty, channel.utf8.count <= 256 else {
@@ -57,8 +63,8 @@ extension Session {
             }
         }
         let key = makeSerial()
-        let ack = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Ack, any Error>) in
+        let receipt = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<PublishReceipt, any Error>) in
                 if Task.isCancelled {
                     waiter.resume(throwing: CancellationError())
                     return
@@ -78,7 +84,7 @@ extension Session {
         } onCancel: {
             handleFromCancellation(.publishCancelled(key))
         }
-        return ack.sequence ?? 0
+        return receipt
     }
 
     /// 128 random bits, as 32 hex digits: unique per publish, across clients.

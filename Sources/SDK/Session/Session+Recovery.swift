@@ -13,6 +13,7 @@ extension Session {
         var targets: [String: UInt64] = [:]
         var caughtUp: [String: Int] = [:]
         var gaps: Set<String> = []
+        var refetch: Set<String> = []
         /// Outbox publishes sent and not yet acknowledged.
         var flushing: Set<RequestID> = []
         var flushed = 0
@@ -203,20 +204,21 @@ extension Session {
     }
 
     /// A subscribe was acknowledged: note how far the catch-up must go.
-    func recoverySubscribeAcknowledged(_ channel: String, ack: Ack, lastSequenceBefore: UInt64?) {
+    func recoverySubscribeAcknowledged(_ channel: String, ack: Ack, lastSequenceBefore: UInt64?, refetch: Bool) {
         guard recovery != nil else { return }
         if let before = lastSequenceBefore, let latest = ack.sequence, latest > before {
             recovery?.targets[channel] = latest
         }
         if ack.gap { recovery?.gaps.insert(channel) }
+        if refetch { recovery?.refetch.insert(channel) }
         replayEvent { $0.succeeded(.subscription(channel)) }
     }
 
     /// A message was delivered: count it if it was missed while away.
     func recoveryDelivered(_ message: ChannelMessage) {
-        guard let target = recovery?.targets[message.channel] else { return }
-        if message.sequence <= target { recovery?.caughtUp[message.channel, default: 0] += 1 }
-        if message.sequence >= target {
+        guard let target = recovery?.targets[message.channel], let sequence = message.sequence else { return }
+        if sequence <= target { recovery?.caughtUp[message.channel, default: 0] += 1 }
+        if sequence >= target {
             recovery?.targets[message.channel] = nil
             checkRecoveryComplete()
         }
@@ -248,7 +250,8 @@ extension Session {
             steps: steps,
             caughtUp: current.caughtUp,
             gaps: current.gaps,
-            outboxFlushed: current.flushed
+            outboxFlushed: current.flushed,
+            refetch: current.refetch
         )
         recovery = nil
         hasEverAuthenticated = true

@@ -14,29 +14,35 @@ extension Session {
             case heartbeat
         }
 
-        let waiter: CheckedContinuation<Ack, any Error>?
+        let waiter: CheckedContinuation<PublishReceipt, any Error>?
         let kind: Kind
         /// For a publish: the entry, to re-send if the connection is lost before the reply.
         let publish: OutboxEntry?
 
-        init(waiter: CheckedContinuation<Ack, any Error>?, kind: Kind = .caller, publish: OutboxEntry? = nil) {
+        init(waiter: CheckedContinuation<PublishReceipt, any Error>?, kind: Kind = .caller, publish: OutboxEntry? = nil) {
             self.waiter = waiter
             self.kind = kind
             self.publish = publish
         }
     }
 
-    /// Sends the protocol's ping and waits for its answer, within the request timeout.
-    func requestPing(kind: PendingRequest.Kind) async throws -> Ack {
+    /// Sends the protocol's ping and waits for its answer, within the request timeout. On a
+    /// protocol the client cannot ping (Socket.IO), the answer is the server's next frame, and
+    /// the protocol's own watchdog on the server's heartbeat bounds the wait.
+    func requestPing(kind: PendingRequest.Kind) async throws -> PublishReceipt {
         let id = makeRequestID()
-        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Ack, any Error>) in
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PublishReceipt, any Error>) in
             requests[id] = PendingRequest(waiter: continuation, kind: kind)
-            arm(.request(id), after: settings.requestTimeout)
+            if canProbe { arm(.request(id), after: settings.requestTimeout) }
             perform(.ping(id))
         }
     }
 
-    func resolveRequest(_ id: RequestID, with result: Result<Ack, any Error>) -> Bool {
+    /// Indicates that the client can elicit an answer now; otherwise liveness is the server's
+    /// heartbeat, watched by the protocol.
+    var canProbe: Bool { settings.wireProtocol.capabilities.canProbe }
+
+    func resolveRequest(_ id: RequestID, with result: Result<PublishReceipt, any Error>) -> Bool {
         guard let pending = requests.removeValue(forKey: id) else { return false }
         cancelTimer(.request(id))
         pending.waiter?.resume(with: result)
@@ -80,9 +86,10 @@ extension Session {
 }
 
 extension Session {
-    /// Arms the next heartbeat: only with an open connection, in the foreground.
+    /// Arms the next heartbeat: only with an open connection, in the foreground, on a protocol
+    /// the client can ping (otherwise the protocol watches the server's heartbeat).
     func armHeartbeat() {
-        guard let heartbeat = settings.heartbeat, case .open = link, lifecycle.isForeground else { return }
+        guard let heartbeat = settings.heartbeat, canProbe, case .open = link, lifecycle.isForeground else { return }
         arm(.heartbeat, after: heartbeat.interval)
         settings.logger.log(.debug, "heartbeat armed: next ping in \(heartbeat.interval)")
     }
@@ -94,11 +101,12 @@ extension Session {
     }
 
     /// Back in the foreground with a connection that claims to be open: one ping with a short
-    /// timeout before it is trusted.
+    /// timeout before it is trusted. A protocol the client cannot ping answers with the server's
+    /// next frame, within one server heartbeat (its watchdog ends a silent connection).
     func probeAfterForeground() {
         guard settings.heartbeat != nil, case .open = link else { return }
         cancelTimer(.heartbeat)
-        sendLivenessPing(timeout: settings.foregroundProbeTimeout)
+        sendLivenessPing(timeout: canProbe ? settings.foregroundProbeTimeout : nil)
     }
 
     /// In the background the session runs no heartbeat of its own (nor its pending ping).
@@ -110,11 +118,11 @@ extension Session {
         }
     }
 
-    private func sendLivenessPing(timeout: Duration) {
+    private func sendLivenessPing(timeout: Duration?) {
         guard case .open = link else { return }
         let id = makeRequestID()
         requests[id] = PendingRequest(waiter: nil, kind: .heartbeat)
-        arm(.request(id), after: timeout)
+        if let timeout { arm(.request(id), after: timeout) }
         perform(.ping(id))
     }
 }

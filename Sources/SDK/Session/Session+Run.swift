@@ -1,3 +1,4 @@
+import Foundation
 import ConnectionPolicy
 
 extension Session {
@@ -62,8 +63,8 @@ extension Session {
     /// The one funnel: everything that happens goes through here, one input at a time.
     func handle(_ input: Input) {
         switch input {
-        case .opened(let attempt, let connection, let token, let settled):
-            connectionOpened(attempt: attempt, connection: connection, token: token, settled: settled)
+        case .opened(let attempt, let connection, let token, let handshake, let settled):
+            connectionOpened(attempt: attempt, connection: connection, token: token, handshake: handshake, settled: settled)
         case .openFailed(let attempt, let error):
             openFailed(attempt: attempt, error: error)
         case .transport(let attempt, let event):
@@ -162,17 +163,31 @@ extension Session {
             await after?.wait()
             settled.fire()
         }
+        let wireProtocol = settings.wireProtocol
+        let logger = settings.logger
         let (result, cancelled) = await race({
             // A fresh token for every attempt, so an expired one is never reused.
             let token = try await settings.token()
-            return (try await transport.open(url: settings.serverURL, headers: [:]), token)
+            let handshake = wireProtocol.handshake(endpoint: settings.serverURL, credentials: token)
+            logger.log(.debug, "attempt \(attempt): opening \(handshake.redacted(handshake.url.absoluteString))")
+            do {
+                let connection = if handshake.subprotocols.isEmpty {
+                    try await transport.open(url: handshake.url, headers: handshake.headers)
+                } else {
+                    try await transport.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols)
+                }
+                return (connection, token, handshake)
+            } catch {
+                // What a transport says about a URL never shows the credentials in it.
+                throw handshake.redacted(error)
+            }
         }, cancelledBy: cancel)
         switch result {
-        case .success((let connection, let token)):
+        case .success((let connection, let token, let handshake)):
             if cancelled {
                 await connection.close(code: .normal, reason: "connect cancelled")
                 await settle()
-            } else if case .enqueued = sink.yield(.opened(attempt: attempt, connection: connection, token: token, settled: settled)) {
+            } else if case .enqueued = sink.yield(.opened(attempt: attempt, connection: connection, token: token, handshake: handshake, settled: settled)) {
                 // The session owns the socket now; its writer fires `settled` once it is closed.
             } else {
                 await connection.close(code: .goingAway, reason: "session ended")

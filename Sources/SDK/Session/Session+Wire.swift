@@ -49,7 +49,7 @@ extension Session {
                     gap = true
                 case .resumeUnsupported: break
                 }
-                _ = subscribeAcknowledged(Ack(id: subscription, sequence: sequence, gap: gap))
+                _ = subscribeAcknowledged(Ack(id: subscription, sequence: sequence, gap: gap), resumeUnsupported: outcome == .resumeUnsupported)
             case .subscriptionFailed(let subscription, let failure):
                 wireSubscriptions[subscription] = nil
                 _ = subscribeRejected(subscription, Self.rejection(failure, request: subscription))
@@ -57,12 +57,13 @@ extension Session {
                 guard let channel = wireSubscriptions.removeValue(forKey: subscription) else { continue }
                 dropChannel(channel, SessionError(.disconnected, "the server ended the subscription to \(channel): \(reason)"))
             case .delivery(let subscription, let data, let position):
-                guard let channel = wireSubscriptions[subscription], let sequence = position?.sequence else { continue }
-                deliver(ChannelMessage(channel: channel, sequence: sequence, data: data))
-            case .replied(let request, .success(.acknowledged(let position, _))):
-                _ = resolveRequest(request, with: .success(Ack(id: request, sequence: position?.sequence)))
+                // A protocol that numbers nothing delivers what the server sent, as it came.
+                guard let channel = wireSubscriptions[subscription] else { continue }
+                deliver(ChannelMessage(channel: channel, sequence: position?.sequence, data: data))
+            case .replied(let request, .success(.acknowledged(let position, let payload))):
+                _ = resolveRequest(request, with: .success(PublishReceipt(.acknowledged, sequence: position?.sequence, response: payload)))
             case .replied(let request, .success(.sentUnconfirmed)):
-                _ = resolveRequest(request, with: .success(Ack(id: request)))
+                _ = resolveRequest(request, with: .success(PublishReceipt(.sentUnconfirmed)))
             case .replied(let request, .failure(let failure)):
                 _ = resolveRequest(request, with: .failure(Self.rejection(failure, request: request)))
             case .arm(let timer, let delay):

@@ -21,6 +21,7 @@ extension AppSettings {
         private var replayAttempts = 3
         private var jitter: JitterSource?
         private var codec: any WireCodec = JSONWireCodec()
+        private var serverProtocol: ServerProtocol = .tether
         private var tokenProvider: TokenProvider?
         private var logger: SessionLogger = .platformDefault
         private var heartbeat: (interval: Duration, timeout: Duration)? = (.seconds(25), .seconds(10))
@@ -197,7 +198,17 @@ extension AppSettings {
             return copy
         }
 
-        /// The wire codec (default ``JSONWireCodec``).
+        /// The protocol the server speaks (default ``ServerProtocol/tether``):
+        /// ``ServerProtocol/graphQLTransportWS(initPayload:)`` for Apollo Server, Hasura, Yoga or
+        /// Strawberry; ``ServerProtocol/socketIO(events:acknowledgesPublishes:auth:credentialsInQuery:)``
+        /// for a Socket.IO v4 server. See `docs/PROTOCOLS.md` for what each can do.
+        public func serverProtocol(_ serverProtocol: ServerProtocol) -> Builder {
+            var copy = self
+            copy.serverProtocol = serverProtocol
+            return copy
+        }
+
+        /// The codec of Tether's own protocol (default ``JSONWireCodec``).
         public func codec(_ codec: any WireCodec) -> Builder {
             var copy = self
             copy.codec = codec
@@ -238,6 +249,7 @@ extension AppSettings {
                 allowsInsecureTransport: allowInsecure,
                 jitter: jitter ?? .random(),
                 codec: codec,
+                serverProtocol: serverProtocol,
                 logger: logger,
                 heartbeat: heartbeat,
                 foregroundProbeTimeout: probeTimeout,

@@ -62,11 +62,18 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public let allowsInsecureTransport: Bool
     /// Where backoff jitter comes from.
     public let jitter: JitterSource
-    /// The codec for the wire protocol.
+    /// The codec for Tether's own protocol.
     public let codec: any WireCodec
+    /// The protocol the server speaks (default ``ServerProtocol/tether``).
+    public let serverProtocol: ServerProtocol
 
-    /// The protocol the session speaks: Tether's own, through ``codec``.
-    package var wireProtocol: any WireProtocolDescription { TetherProtocol(codec: codec) }
+    /// The protocol the session speaks, as the core drives it.
+    package var wireProtocol: any WireProtocolDescription {
+        switch serverProtocol.kind {
+        case .tether: TetherProtocol(codec: codec)
+        case .adapter(let adapter): adapter
+        }
+    }
     /// Where the session's log goes.
     public let logger: SessionLogger
     /// The heartbeat in the foreground: a ping every `interval`, a pong expected within
@@ -97,7 +104,7 @@ public struct AppSettings: Sendable, CustomStringConvertible {
 
     public var description: String {
         // Deliberately lists no credential.
-        "AppSettings(url: \(serverURL.absoluteString), mode: \(mode), backgroundTimeout: \(backgroundTimeout), "
+        "AppSettings(url: \(serverURL.absoluteString), protocol: \(serverProtocol), mode: \(mode), backgroundTimeout: \(backgroundTimeout), "
             + "backgroundGrace: \(backgroundGrace), \(reconnectBackoff), connectTimeout: \(connectTimeout), "
             + "requestTimeout: \(requestTimeout), credentials: \(tokenProvider == nil ? "none" : "<redacted>"))"
     }

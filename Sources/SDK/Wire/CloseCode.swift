@@ -1,7 +1,9 @@
-public import ConnectionPolicy
+import ConnectionPolicy
 import Foundation
 
-/// A WebSocket close code, and what it means for retrying (see `docs/PROTOCOL.md`).
+/// A WebSocket close code. What a code means for retrying is each protocol's to say (the
+/// 4xxx constants below are Tether's, `docs/PROTOCOL.md`; graphql-transport-ws gives 4429 another
+/// meaning): see `docs/PROTOCOLS.md`.
 public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: UInt16
 
@@ -44,17 +46,6 @@ public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
         switch rawValue {
         case 1000...1003, 1007...1014, 3000...4999: true
         default: false
-        }
-    }
-
-    /// What a close with this code and reason says about retrying.
-    public func disposition(reason: String) -> RetryDisposition {
-        switch self {
-        case .unauthorized, .forbidden, .badRequest: return .doNotRetry
-        case .retryAfter:
-            guard let milliseconds = Self.retryAfterMilliseconds(in: reason) else { return .retry }
-            return .retryAfter(.milliseconds(milliseconds))
-        default: return .retry
         }
     }
 

@@ -76,7 +76,8 @@ public struct JSONWireCodec: WireCodec, Hashable {
         case .message(let message):
             object["type"] = "message"
             object["channel"] = try channelValue(message.channel)
-            object["seq"] = JSONValue(message.sequence)
+            guard let sequence = message.sequence else { throw CodecError(.missingField, "a Tether message carries its sequence number") }
+            object["seq"] = JSONValue(sequence)
             object["data"] = message.data
         case .error(let error):
             object["type"] = "error"

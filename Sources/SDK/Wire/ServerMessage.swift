@@ -12,7 +12,7 @@ public enum ServerMessage: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .ack(let ack): "ack #\(ack.id)"
-        case .message(let message): "message \(message.channel)#\(message.sequence)"
+        case .message(let message): "message \(message.channel)#\(message.sequence.map(String.init) ?? "-")"
         case .error(let error): "error \(error)"
         case .pong(let id): "pong #\(id)"
         }
@@ -36,14 +36,17 @@ public struct Ack: Hashable, Sendable {
     }
 }
 
-/// A message on a channel, numbered by the server: sequence numbers per channel start at 1 and
-/// increase by one.
+/// A message on a channel. On Tether's protocol the server numbers them: sequence numbers per
+/// channel start at 1 and increase by one, so the session delivers each exactly once and in
+/// order, and a resubscribe catches up from the last one. Protocols that do not number messages
+/// (graphql-transport-ws, Socket.IO) deliver them with `sequence` `nil`, as the server sent them.
 public struct ChannelMessage: Hashable, Sendable {
     public var channel: String
-    public var sequence: UInt64
+    /// The server's sequence number, where the protocol numbers messages.
+    public var sequence: UInt64?
     public var data: JSONValue
 
-    public init(channel: String, sequence: UInt64, data: JSONValue) {
+    public init(channel: String, sequence: UInt64?, data: JSONValue) {
         self.channel = channel
         self.sequence = sequence
         self.data = data

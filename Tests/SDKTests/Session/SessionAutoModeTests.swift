@@ -201,8 +201,8 @@ struct SessionAutoModeTests {
         let (session, _) = try makeSession { $0.outboxLimit(0) }
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
-            #expect(try await session.publish(["text": "hi"], to: "room") == 1)
-            #expect(try await session.publish(["text": "again"], to: "room") == 2)
+            #expect(try await session.publish(["text": "hi"], to: "room").sequence == 1)
+            #expect(try await session.publish(["text": "again"], to: "room").sequence == 2)
             await lifecycle.background()
             do {
                 _ = try await session.publish("late", to: "room")
@@ -220,7 +220,7 @@ struct SessionAutoModeTests {
             try await status.waitFor(.connected)
             server.setFrozen(true)
             try await confirmation { timedOut in
-                async let result: UInt64 = session.publish("x", to: "room")
+                async let result: UInt64? = session.publish("x", to: "room").sequence
                 await server.waitForReceivedMessages(2)  // authenticate, publish
                 await clock.advance(by: .seconds(3))
                 do {

@@ -166,7 +166,7 @@ struct SessionRecoveryTests {
             await lifecycle.background()
             try await withThrowingTaskGroup(of: (Int, UInt64).self) { group in
                 for n in 1...5 {
-                    group.addTask { (n, try await session.publish(JSONValue(n), to: "room")) }
+                    group.addTask { (n, try await session.publish(JSONValue(n), to: "room").sequence ?? 0) }
                     await waitForOutbox(session, n)
                 }
                 var reports = session.recoveryReports.makeAsyncIterator()
@@ -252,8 +252,8 @@ struct SessionRecoveryTests {
             let third = Task { try await session.publish(.number(3), to: "room") }
             await waitForOutbox(session, 2)
             await lifecycle.foreground()
-            #expect(try await first.value == 1)
-            #expect(try await third.value == 2)
+            #expect(try await first.value.sequence == 1)
+            #expect(try await third.value.sequence == 2)
             let published = server.receivedMessages.compactMap { message -> JSONValue? in
                 if case .publish(_, _, let data, _) = message { data } else { nil }
             }
@@ -269,9 +269,9 @@ struct SessionRecoveryTests {
             try await status.waitFor(.connected)
             await lifecycle.background()
             try await withThrowingTaskGroup(of: UInt64.self) { group in
-                group.addTask { try await session.publish("a", to: "room") }
+                group.addTask { try await session.publish("a", to: "room").sequence ?? 0 }
                 await waitForOutbox(session, 1)
-                group.addTask { try await session.publish("b", to: "room") }
+                group.addTask { try await session.publish("b", to: "room").sequence ?? 0 }
                 await waitForOutbox(session, 2)
                 do {
                     _ = try await session.publish("c", to: "room")
@@ -345,7 +345,7 @@ struct SessionRecoveryTests {
             await server.waitForOpenConnections(0)
             try server.publish("missed", to: "room")
             try await withThrowingTaskGroup(of: UInt64.self) { group in
-                group.addTask { try await session.publish("queued", to: "room") }
+                group.addTask { try await session.publish("queued", to: "room").sequence ?? 0 }
                 await waitForOutbox(session, 1)
                 let report = try await session.refresh(within: .seconds(20))
                 #expect(report.trigger == .backgroundRefresh)

@@ -36,7 +36,7 @@ struct SessionServerErrorTests {
             #expect(error?.code == .rejected)
             #expect(error?.serverError?.code == "bad_request")
             #expect(session.status == .connected, "the connection stays")
-            #expect(try await session.publish("fine", to: "room") == 1)
+            #expect(try await session.publish("fine", to: "room").sequence == 1)
         }
     }
 }

@@ -12,7 +12,7 @@ package struct GraphQLTransportWS: WireProtocolDescription {
     /// The `connection_init` payload for a token (default: `{"token": …}`, nothing without one).
     package var initPayload: @Sendable (Secret?) -> JSONValue?
 
-    package init(initPayload: @escaping @Sendable (Secret?) -> JSONValue? = { token in token.map { ["token": .string($0.revealedValue)] } }) {
+    package init(initPayload: @escaping @Sendable (Secret?) -> JSONValue? = ServerProtocol.tokenPayload) {
         self.initPayload = initPayload
     }
 

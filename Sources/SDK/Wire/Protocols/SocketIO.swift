@@ -1,4 +1,5 @@
 import ConnectionPolicy
+package import Foundation
 
 /// Socket.IO v4 (protocol 5) over Engine.IO v4, WebSocket transport only, default namespace:
 /// the server speaks first (`0{"sid","pingInterval","pingTimeout",…}`); the client connects the
@@ -13,23 +14,7 @@ import ConnectionPolicy
 /// ends as "sent, not confirmed".
 package struct SocketIO: WireProtocolDescription {
     /// The app's events.
-    package struct Events: Hashable, Sendable {
-        package var join: String
-        package var leave: String
-        package var publish: String
-        /// The event the server pushes messages with.
-        package var message: String
-        /// The member of a message event's payload that names its channel.
-        package var channelKey: String
-
-        package init(join: String = "join", leave: String = "leave", publish: String = "publish", message: String = "message", channelKey: String = "room") {
-            self.join = join
-            self.leave = leave
-            self.publish = publish
-            self.message = message
-            self.channelKey = channelKey
-        }
-    }
+    package typealias Events = SocketIOEvents
 
     /// The path Engine.IO listens on, with its query (`EIO=4&transport=websocket`).
     package static let path = "/socket.io/"
@@ -43,13 +28,19 @@ package struct SocketIO: WireProtocolDescription {
     /// The auth payload of the namespace connect (default: `{"token": …}`).
     package var authPayload: @Sendable (Secret?) -> JSONValue?
 
+    /// The query item that carries the token in the URL, when the app opted in (see
+    /// ``ServerProtocol/socketIO(events:acknowledgesPublishes:auth:credentialsInQuery:)``).
+    package var credentialsQueryItem: String?
+
     package init(
         events: Events = Events(), acknowledgesPublishes: Bool = true,
-        authPayload: @escaping @Sendable (Secret?) -> JSONValue? = { token in token.map { ["token": .string($0.revealedValue)] } }
+        authPayload: @escaping @Sendable (Secret?) -> JSONValue? = ServerProtocol.tokenPayload,
+        credentialsQueryItem: String? = nil
     ) {
         self.events = events
         self.acknowledgesPublishes = acknowledgesPublishes
         self.authPayload = authPayload
+        self.credentialsQueryItem = credentialsQueryItem
     }
 
     package var capabilities: WireCapabilities {
@@ -59,6 +50,22 @@ package struct SocketIO: WireProtocolDescription {
     package func makeMachine() -> Machine { Machine(configuration: self) }
 
     package var subprotocols: [String] { [] }
+
+    /// Engine.IO's path (unless the endpoint names one) and query; the token as a query item
+    /// only when the app opted in, and then listed as a secret.
+    package func handshake(endpoint: URL, credentials: Secret?) -> Handshake {
+        guard var components = URLComponents(url: endpoint, resolvingAgainstBaseURL: false) else { return Handshake(url: endpoint) }
+        if components.path.isEmpty || components.path == "/" { components.path = Self.path }
+        var query = Self.query
+        var secrets: [String] = []
+        if let item = credentialsQueryItem, let credentials {
+            let encoded = credentials.revealedValue.addingPercentEncoding(withAllowedCharacters: .urlUnreserved) ?? ""
+            query += "&" + (item.addingPercentEncoding(withAllowedCharacters: .urlUnreserved) ?? item) + "=" + encoded
+            secrets.append(credentials.revealedValue)
+        }
+        components.percentEncodedQuery = query
+        return Handshake(url: components.url ?? endpoint, secrets: secrets)
+    }
 
     package func makeConnectionMachine() -> any WireMachine { makeMachine() }
 
@@ -89,6 +96,8 @@ package struct SocketIO: WireProtocolDescription {
         /// Active subscriptions by channel name (what message events are routed by).
         private var channels: [String: SubscriptionID] = [:]
         private var waiting = HeldCommands()
+        /// Probes waiting for the server's next packet (the client cannot ping Engine.IO v4).
+        private var probes: [RequestID] = []
 
         init(configuration: SocketIO) {
             self.configuration = configuration
@@ -106,6 +115,13 @@ package struct SocketIO: WireProtocolDescription {
                 return fail("binary frames and empty packets are not handled (no binary attachments)")
             }
             let body = text.dropFirst()
+            // Any packet from the server shows the link is alive: it answers the waiting probes.
+            let answered = probes.map { WireAction.replied($0, .success(.acknowledged(position: nil, payload: nil))) }
+            probes = []
+            return answered + packet(engineType, body)
+        }
+
+        private mutating func packet(_ engineType: Character, _ body: Substring) -> [WireAction] {
             switch engineType {
             case "0":  // Engine.IO open
                 guard phase == .awaitingOpen, let open = try? JSONParser.parse(String(body)),
@@ -203,8 +219,10 @@ package struct SocketIO: WireProtocolDescription {
                 let ack = makeAck(.publish(request))
                 return [event(configuration.events.publish, Self.message(data, in: topic.name, key: configuration.events.channelKey), ack: ack)]
             case .ping(let request):
-                // Engine.IO v4 has no client ping (the server refuses one): not a probe.
-                return [.replied(request, .failure(WireFailure(code: "unsupported", message: "Socket.IO cannot be pinged by the client")))]
+                // Engine.IO v4 has no client ping (the server refuses one): the server's next
+                // packet answers, within one heartbeat (the watchdog ends a silent link).
+                probes.append(request)
+                return []
             case .goodbye:
                 phase = .ended
                 return [.send(.text("41")), .cancel(SocketIO.heartbeat)]

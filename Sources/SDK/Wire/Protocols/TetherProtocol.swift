@@ -29,7 +29,18 @@ package struct TetherProtocol: WireProtocolDescription {
         if code == .unauthorized {
             return WireEnding(DisconnectReason(.credentialsRejected, detail: reason.isEmpty ? nil : reason), .doNotRetry)
         }
-        return WireEnding(.serverClosed("code \(code)" + (reason.isEmpty ? "" : ": \(reason)")), code.disposition(reason: reason))
+        return WireEnding(.serverClosed("code \(code)" + (reason.isEmpty ? "" : ": \(reason)")), disposition(of: code, reason: reason))
+    }
+
+    /// What a close with `code` and `reason` says about retrying, on Tether's protocol.
+    package static func disposition(of code: CloseCode, reason: String) -> RetryDisposition {
+        switch code {
+        case .unauthorized, .forbidden, .badRequest: return .doNotRetry
+        case .retryAfter:
+            guard let milliseconds = CloseCode.retryAfterMilliseconds(in: reason) else { return .retry }
+            return .retryAfter(.milliseconds(milliseconds))
+        default: return .retry
+        }
     }
 
     /// One socket's Tether state.
@@ -115,7 +126,7 @@ package struct TetherProtocol: WireProtocolDescription {
                 }
             case .message(let message):
                 guard let subscription = channels[message.channel] else { return [] }
-                return [.delivery(subscription, message.data, position: .sequence(message.sequence))]
+                return [.delivery(subscription, message.data, position: message.sequence.map(StreamPosition.sequence))]
             }
         }
 

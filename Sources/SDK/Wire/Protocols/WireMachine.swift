@@ -1,4 +1,5 @@
 package import ConnectionPolicy
+package import Foundation
 
 // The shape every protocol adapter has (issue 10; see docs/ARCHITECTURE.md): a stateless
 // description chosen once, and a pure per-connection machine made fresh for every socket. The
@@ -7,18 +8,6 @@ package import ConnectionPolicy
 
 /// Identifies one of the app's subscriptions, for the life of the session (across sockets).
 package typealias SubscriptionID = UInt64
-
-/// What the app subscribes to. The core keys subscriptions by `name`; an adapter reads
-/// `options` (a GraphQL document and variables, an MQTT QoS, …).
-package struct Topic: Hashable, Sendable {
-    package var name: String
-    package var options: JSONValue?
-
-    package init(_ name: String, options: JSONValue? = nil) {
-        self.name = name
-        self.options = options
-    }
-}
 
 /// Where a subscription's stream stands, in the protocol's own terms.
 package enum StreamPosition: Hashable, Sendable {
@@ -140,15 +129,79 @@ package struct WireCapabilities: Hashable, Sendable {
     }
 }
 
+/// How one attempt opens its socket.
+package struct Handshake: Hashable, Sendable {
+    package var url: URL
+    package var headers: [String: String]
+    /// The WebSocket subprotocols to offer, in preference order (the server must choose one).
+    package var subprotocols: [String]
+    /// Values that must never be shown: credentials the protocol put in the URL.
+    package var secrets: [String]
+
+    package init(url: URL, headers: [String: String] = [:], subprotocols: [String] = [], secrets: [String] = []) {
+        self.url = url
+        self.headers = headers
+        self.subprotocols = subprotocols
+        self.secrets = secrets
+    }
+
+    /// `text` with every secret replaced by `<redacted>` (also percent-encoded, as a URL holds it).
+    package func redacted(_ text: String) -> String {
+        var text = text
+        for secret in secrets where !secret.isEmpty {
+            text = text.replacingOccurrences(of: secret, with: "<redacted>")
+            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .urlUnreserved), encoded != secret {
+                text = text.replacingOccurrences(of: encoded, with: "<redacted>")
+            }
+        }
+        return text
+    }
+
+    /// `error` with every secret redacted from what it says.
+    package func redacted(_ error: any Error) -> any Error {
+        guard !secrets.isEmpty else { return error }
+        if let error = error as? TransportError {
+            return TransportError(error.code, redacted(error.message), httpStatus: error.httpStatus)
+        }
+        let text = String(describing: error)
+        let clean = redacted(text)
+        return clean == text ? error : TransportError(.connectionFailed, clean)
+    }
+}
+
 /// A protocol, chosen once in the settings: stateless. It makes a fresh machine for every socket
 /// and says what the end of a connection means.
 package protocol WireProtocolDescription: Sendable {
     var capabilities: WireCapabilities { get }
     /// The WebSocket subprotocols to offer, in preference order.
     var subprotocols: [String] { get }
+    /// How an attempt opens its socket to `endpoint` (the settings' URL) with `credentials`
+    /// (default: the URL as it is, offering ``subprotocols``; credentials go in the first
+    /// message).
+    func handshake(endpoint: URL, credentials: Secret?) -> Handshake
     func makeConnectionMachine() -> any WireMachine
     /// What a close from the server (or a socket that ended without one: `code` nil) means.
     func ending(code: CloseCode?, reason: String) -> WireEnding
+    /// What an upgrade the server refused with `httpStatus` means (default: 401 and 403 reject
+    /// the credentials; 408, 429 and 5xx are passing; any other 4xx is a configuration the
+    /// client cannot fix by retrying).
+    func ending(httpStatus: Int) -> WireEnding
+}
+
+extension WireProtocolDescription {
+    package func handshake(endpoint: URL, credentials: Secret?) -> Handshake {
+        Handshake(url: endpoint, subprotocols: subprotocols)
+    }
+
+    package func ending(httpStatus: Int) -> WireEnding {
+        let detail = "the server refused the WebSocket upgrade with HTTP \(httpStatus)"
+        switch httpStatus {
+        case 401, 403: return WireEnding(DisconnectReason(.credentialsRejected, detail: detail), .doNotRetry)
+        case 408, 429, 500...599: return WireEnding(.error(detail), .retry)
+        case 400...499: return WireEnding(.error(detail), .doNotRetry)
+        default: return WireEnding(.error(detail), .retry)
+        }
+    }
 }
 
 /// Commands that came before a connection was ready, in order: a machine performs them once it
@@ -179,4 +232,9 @@ package protocol WireMachine: Sendable {
     mutating func receive(_ frame: TransportFrame) -> [WireAction]
     mutating func perform(_ command: WireCommand) -> [WireAction]
     mutating func timerFired(_ timer: WireTimer) -> [WireAction]
+}
+
+extension CharacterSet {
+    /// RFC 3986's unreserved characters: what a query value may hold unencoded.
+    static let urlUnreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }

@@ -1,4 +1,5 @@
 import ConnectionPolicy
+import Foundation
 import SDK
 import Testing
 
@@ -108,15 +109,32 @@ struct SocketIOTests {
         #expect(sent(actions) == [#"420["join","room-1"]"#])
     }
 
-    @Test("the client cannot ping: a probe fails at once as unsupported")
-    func noProbe() {
+    @Test("the client cannot ping: a probe is answered by the server's next packet, or ends with the watchdog")
+    func probeWaitsForTheServer() {
         var machine = ready()
-        guard case .replied(9, .failure(let failure))? = machine.perform(.ping(9)).first else {
-            Issue.record("a probe did not fail")
-            return
-        }
-        #expect(failure.code == "unsupported")
+        #expect(machine.perform(.ping(9)).isEmpty, "nothing to send: Engine.IO v4 has no client ping")
+        #expect(machine.perform(.ping(10)).isEmpty)
+        let answered = machine.receive(.text("2"))
+        #expect(answered.prefix(2) == [.replied(9, .success(.acknowledged(position: nil, payload: nil))),
+                                       .replied(10, .success(.acknowledged(position: nil, payload: nil)))])
+        #expect(sent(answered) == ["3"], "and the server's ping is still answered")
+        #expect(machine.receive(.text("2")).contains { if case .replied = $0 { true } else { false } } == false, "each probe is answered once")
+        _ = machine.perform(.ping(11))
+        #expect(machine.timerFired(SocketIO.heartbeat).last == .end(WireEnding(DisconnectReason(.networkLost, detail: "no server ping within 8.0 seconds"), .retry)))
         #expect(SocketIO().capabilities.canProbe == false)
+    }
+
+    @Test("the handshake adds Engine.IO's path and query; a token goes in the URL only by opt-in, listed as a secret")
+    func handshakeURL() throws {
+        let root = try #require(URL(string: "wss://chat.example.com/"))
+        let plain = SocketIO().handshake(endpoint: root, credentials: Secret("s3cret"))
+        #expect(plain.url.absoluteString == "wss://chat.example.com/socket.io/?EIO=4&transport=websocket")
+        #expect(plain.secrets.isEmpty && plain.subprotocols.isEmpty)
+        let custom = SocketIO().handshake(endpoint: try #require(URL(string: "ws://127.0.0.1:9/chat/io/")), credentials: nil)
+        #expect(custom.url.absoluteString == "ws://127.0.0.1:9/chat/io/?EIO=4&transport=websocket")
+        let inQuery = SocketIO(credentialsQueryItem: "token").handshake(endpoint: root, credentials: Secret("a b&c"))
+        #expect(inQuery.url.absoluteString == "wss://chat.example.com/socket.io/?EIO=4&transport=websocket&token=a%20b%26c")
+        #expect(inQuery.redacted("GET \(inQuery.url.absoluteString) failed; token a b&c") == "GET wss://chat.example.com/socket.io/?EIO=4&transport=websocket&token=<redacted> failed; token <redacted>")
     }
 
     @Test("broken packets end the connection, retried", arguments: ["9", "4", #"0not json"#, "42", #"4/admin,2["x"]"#])

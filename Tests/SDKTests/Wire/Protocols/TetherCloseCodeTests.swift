@@ -1,8 +1,9 @@
 import SDK
 import Testing
 
-@Suite("CloseCode")
-struct CloseCodeTests {
+/// Tether's close codes (the global table is gone: each protocol reads its own codes).
+@Suite("Tether protocol: close codes")
+struct TetherCloseCodeTests {
     @Test(
         "close codes say fatal, transient or retry-after",
         arguments: [
@@ -20,6 +21,6 @@ struct CloseCodeTests {
         ]
     )
     func disposition(code: CloseCode, reason: String, expected: RetryDisposition) {
-        #expect(code.disposition(reason: reason) == expected)
+        #expect(TetherProtocol.disposition(of: code, reason: reason) == expected)
     }
 }

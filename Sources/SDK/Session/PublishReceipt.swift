@@ -1,0 +1,36 @@
+/// How a publish ended, as far as the server's protocol can tell: acknowledged by the server,
+/// or — where the protocol has no acknowledgement for it — sent and not confirmed. Never a
+/// pretended acknowledgement.
+public struct PublishReceipt: Hashable, Sendable, CustomStringConvertible {
+    /// What the session knows about the publish.
+    public enum Confirmation: Hashable, Sendable {
+        /// The server acknowledged it (Tether's `ok`, a GraphQL mutation's result, a Socket.IO
+        /// ack).
+        case acknowledged
+        /// It went on the wire; the protocol has no acknowledgement for it (a Socket.IO event
+        /// without an ack). It may or may not have been applied.
+        case sentUnconfirmed
+    }
+
+    public var confirmation: Confirmation
+    /// The message's sequence number, where the protocol numbers messages (Tether).
+    public var sequence: UInt64?
+    /// The server's answer, where it sent one (a mutation's `data`, an ack's arguments).
+    public var response: JSONValue?
+
+    public init(_ confirmation: Confirmation, sequence: UInt64? = nil, response: JSONValue? = nil) {
+        self.confirmation = confirmation
+        self.sequence = sequence
+        self.response = response
+    }
+
+    /// Indicates that the server acknowledged the publish.
+    public var isAcknowledged: Bool { confirmation == .acknowledged }
+
+    public var description: String {
+        switch confirmation {
+        case .acknowledged: "acknowledged" + (sequence.map { " #\($0)" } ?? "")
+        case .sentUnconfirmed: "sent, not confirmed"
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import SDK
+
+/// A transport through which a test plays the server of any protocol, frame by frame: it sees
+/// every open (URL and offered subprotocols), every frame the session sends and every close, in
+/// order, on ``log``; it pushes frames and closes with ``push(_:)`` and ``closeFromServer(_:)``.
+final class ScriptedTransport: Transport {
+    enum Event: Hashable, Sendable {
+        case opened(URL, subprotocols: [String])
+        case sent(String)
+        case closed(CloseCode)
+    }
+
+    /// Everything the session did with the transport, in order.
+    let log: AsyncStream<Event>
+    private let logSink: AsyncStream<Event>.Continuation
+    private let chosenSubprotocol: String?
+    private let refusals: Locked<[TransportError]>
+    private let current = Locked<AsyncStream<TransportEvent>.Continuation?>(nil)
+
+    /// - Parameters:
+    ///   - subprotocol: the subprotocol the "server" chooses.
+    ///   - refusals: errors the next opens fail with, in order.
+    init(subprotocol: String? = nil, refusals: [TransportError] = []) {
+        (log, logSink) = AsyncStream<Event>.makeStream()
+        chosenSubprotocol = subprotocol
+        self.refusals = Locked(refusals)
+    }
+
+    func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        try await open(url: url, headers: headers, subprotocols: [])
+    }
+
+    func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
+        logSink.yield(.opened(url, subprotocols: subprotocols))
+        if let refusal = refusals.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw refusal }
+        let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
+        current.withLock { $0 = continuation }
+        return Connection(events: events, continuation: continuation, subprotocol: chosenSubprotocol, log: logSink)
+    }
+
+    /// The server sends a text frame on the open connection.
+    func push(_ text: String) {
+        _ = current.withLock { $0?.yield(.frame(.text(text))) }
+    }
+
+    /// The server closes the open connection (`nil`: it vanishes without a close frame).
+    func closeFromServer(_ code: CloseCode?, reason: String = "") {
+        current.withLock { continuation in
+            continuation?.yield(.closed(code: code, reason: reason))
+            continuation?.finish()
+            continuation = nil
+        }
+    }
+
+    private final class Connection: TransportConnection {
+        let events: AsyncStream<TransportEvent>
+        let subprotocol: String?
+        private let continuation: AsyncStream<TransportEvent>.Continuation
+        private let log: AsyncStream<Event>.Continuation
+        private let isClosed = Locked(false)
+
+        init(events: AsyncStream<TransportEvent>, continuation: AsyncStream<TransportEvent>.Continuation, subprotocol: String?, log: AsyncStream<Event>.Continuation) {
+            self.events = events
+            self.continuation = continuation
+            self.subprotocol = subprotocol
+            self.log = log
+        }
+
+        func send(_ frame: TransportFrame) async throws {
+            guard !isClosed.withLock({ $0 }) else { throw TransportError(.notConnected, "closed") }
+            guard case .text(let text) = frame else { return }
+            log.yield(.sent(text))
+        }
+
+        func close(code: CloseCode, reason: String) async {
+            let first = isClosed.withLock { closed in
+                defer { closed = true }
+                return !closed
+            }
+            guard first else { return }
+            log.yield(.closed(code))
+            continuation.yield(.closed(code: code, reason: reason))
+            continuation.finish()
+        }
+    }
+}
+
+/// Reads a ``ScriptedTransport``'s log in order.
+struct ScriptedLog {
+    private var iterator: AsyncStream<ScriptedTransport.Event>.Iterator
+
+    init(_ transport: ScriptedTransport) { iterator = transport.log.makeAsyncIterator() }
+
+    mutating func next() async -> ScriptedTransport.Event? { await iterator.next() }
+
+    /// The next frame the session sent (opens and closes on the way are returned in `skipped`).
+    mutating func nextSent(skipped: inout [ScriptedTransport.Event]) async -> String? {
+        while let event = await iterator.next() {
+            if case .sent(let text) = event { return text }
+            skipped.append(event)
+        }
+        return nil
+    }
+
+    mutating func nextSent() async -> String? {
+        var skipped: [ScriptedTransport.Event] = []
+        return await nextSent(skipped: &skipped)
+    }
+}
