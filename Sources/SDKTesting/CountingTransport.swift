@@ -24,7 +24,14 @@ public final class CountingTransport: Transport {
     public var openedCount: Int { state.withLock { $0.opened } }
 
     public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
-        let connection = try await base.open(url: url, headers: headers)
+        counted(try await base.open(url: url, headers: headers))
+    }
+
+    public func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
+        counted(try await base.open(url: url, headers: headers, subprotocols: subprotocols))
+    }
+
+    private func counted(_ connection: any TransportConnection) -> any TransportConnection {
         state.withLock { state in
             state.open += 1
             state.opened += 1
@@ -72,6 +79,8 @@ final class CountedConnection: TransportConnection {
     }
 
     var events: AsyncStream<TransportEvent> { base.events }
+
+    var subprotocol: String? { base.subprotocol }
 
     func send(_ frame: TransportFrame) async throws { try await base.send(frame) }
 

@@ -53,11 +53,12 @@ final class PeerServer: Sendable {
         self.port = port
     }
 
-    /// Starts `app`; returns once it listens.
-    static func start(_ app: App, environment: [String: String] = [:]) async throws -> PeerServer {
+    /// Starts `app` on a free port (or on `port`, to restart a server where it was); returns
+    /// once it listens.
+    static func start(_ app: App, port: Int = 0, environment: [String: String] = [:]) async throws -> PeerServer {
         let python = try await provisioning.python()
         let child = try ChildProcess(
-            python.path, ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", "0", "--app-dir", peers.path, "--log-level", "info"],
+            python.path, ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", String(port), "--app-dir", peers.path, "--log-level", "info"],
             environment: environment
         )
         let server: PeerServer? = try await withThrowingTaskGroup(of: PeerServer?.self) { group in
@@ -94,11 +95,23 @@ final class PeerServer: Sendable {
     /// to exit without blocking a thread.
     func stop() async {
         guard !child.hasExited else { return }
+        child.send(SIGCONT)
         child.send(SIGTERM)
         if await !child.exited(within: .seconds(5)) {
             child.send(SIGKILL)
             await child.exited()
         }
+    }
+
+    /// Sends `signal` to the server's process (SIGKILL, SIGSTOP, SIGCONT: the process-level
+    /// faults of the integration tests and `chaos --protocol`).
+    func send(_ signal: Int32) {
+        child.send(signal)
+    }
+
+    /// Waits for the process to exit (after a SIGKILL).
+    func exited() async {
+        _ = await child.exited()
     }
 
     /// Runs `body` with `app` running; stops it afterwards, also when `body` throws.
