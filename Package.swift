@@ -55,10 +55,18 @@ let package = Package(
             path: "Examples/Conformance",
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "PeerServers",
+            dependencies: ["SDK"],
+            path: "Examples/PeerServers",
+            // The real third-party servers' apps and their pinned requirements (see PeerServer).
+            exclude: ["Apps"],
+            swiftSettings: strictSettings
+        ),
         .executableTarget(name: "conformance", dependencies: ["Conformance"], path: "Examples/ConformanceCLI", swiftSettings: strictSettings),
         .executableTarget(name: "demo", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Demo", swiftSettings: strictSettings),
         .executableTarget(name: "bench", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
-        .executableTarget(name: "chaos", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Chaos", swiftSettings: strictSettings),
+        .executableTarget(name: "chaos", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "PeerServers"], path: "Examples/Chaos", swiftSettings: strictSettings),
         .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
 
         .testTarget(
@@ -69,11 +77,9 @@ let package = Package(
         .testTarget(name: "SDKTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "Conformance", .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "Conformance", "PeerServers", .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOWebSocket", package: "swift-nio")],
-            // The real third-party servers' apps and their pinned requirements (see PeerServer).
-            exclude: ["Peers"],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "SDKTestingTests", dependencies: ["SDK", "SDKTesting"], swiftSettings: strictSettings),

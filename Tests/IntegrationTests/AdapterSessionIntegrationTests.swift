@@ -1,5 +1,6 @@
 import Foundation
 import NIOTransport
+import PeerServers
 import SDK
 import SDKTesting
 import Testing

@@ -1,10 +1,11 @@
 import Foundation
 import NIOTransport
+import PeerServers
 import SDK
 import Testing
 
 /// The graphql-transport-ws machine against a real, unmodified strawberry-graphql server
-/// (Peers/graphql_app.py under uvicorn), over the NIO transport on loopback.
+/// (Examples/PeerServers/Apps/graphql_app.py under uvicorn), over the NIO transport on loopback.
 @Suite("graphql-transport-ws against strawberry-graphql", .timeLimit(.minutes(3)), .serialized)
 struct GraphQLTransportWSIntegrationTests {
     func open(_ server: PeerServer) async throws -> any TransportConnection {

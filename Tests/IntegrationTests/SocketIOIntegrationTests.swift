@@ -1,10 +1,11 @@
 import Foundation
 import NIOTransport
+import PeerServers
 import SDK
 import Testing
 
 /// The Socket.IO machine against a real, unmodified python-socketio server
-/// (Peers/socketio_app.py under uvicorn, heartbeat shortened to 1 s + 1 s), over the NIO
+/// (Examples/PeerServers/Apps/socketio_app.py under uvicorn, heartbeat shortened to 1 s + 1 s), over the NIO
 /// transport on loopback.
 @Suite("Socket.IO against python-socketio", .timeLimit(.minutes(3)), .serialized)
 struct SocketIOIntegrationTests {

@@ -3,20 +3,20 @@ import SDK
 
 /// A real, unmodified third-party server the protocol adapters are tested against
 /// (strawberry-graphql, python-socketio): provisioned once per test run into a virtual
-/// environment under `.build/peers-venv` from `Peers/requirements.txt` (pinned versions, from
+/// environment under `.build/peers-venv` from `Apps/requirements.txt` (pinned versions, from
 /// PyPI), started under uvicorn on a free loopback port (127.0.0.1 only), stopped by its process
 /// id. When it cannot be provisioned the test fails with what is missing — never a silent skip.
-final class PeerServer: Sendable {
-    enum App: String, Sendable {
+public final class PeerServer: Sendable {
+    public enum App: String, Sendable {
         case graphQL = "graphql_app:app"
         case socketIO = "socketio_app:app"
     }
 
-    struct Unavailable: Error, CustomStringConvertible {
-        let description: String
+    public struct Unavailable: Error, CustomStringConvertible {
+        public let description: String
     }
 
-    static let peers = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Peers")
+    static let apps = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Apps")
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let venv = packageRoot.appendingPathComponent(".build/peers-venv")
 
@@ -45,7 +45,7 @@ final class PeerServer: Sendable {
         }
     }
 
-    let port: Int
+    public let port: Int
     private let child: ChildProcess
 
     private init(child: ChildProcess, port: Int) {
@@ -55,10 +55,10 @@ final class PeerServer: Sendable {
 
     /// Starts `app` on a free port (or on `port`, to restart a server where it was); returns
     /// once it listens.
-    static func start(_ app: App, port: Int = 0, environment: [String: String] = [:]) async throws -> PeerServer {
+    public static func start(_ app: App, port: Int = 0, environment: [String: String] = [:]) async throws -> PeerServer {
         let python = try await provisioning.python()
         let child = try ChildProcess(
-            python.path, ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", String(port), "--app-dir", peers.path, "--log-level", "info"],
+            python.path, ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", String(port), "--app-dir", apps.path, "--log-level", "info"],
             environment: environment
         )
         let server: PeerServer? = try await withThrowingTaskGroup(of: PeerServer?.self) { group in
@@ -93,7 +93,7 @@ final class PeerServer: Sendable {
 
     /// Stops the server by its process id (SIGTERM, then SIGKILL after 5 s), and waits for it
     /// to exit without blocking a thread.
-    func stop() async {
+    public func stop() async {
         guard !child.hasExited else { return }
         child.send(SIGCONT)
         child.send(SIGTERM)
@@ -105,17 +105,17 @@ final class PeerServer: Sendable {
 
     /// Sends `signal` to the server's process (SIGKILL, SIGSTOP, SIGCONT: the process-level
     /// faults of the integration tests and `chaos --protocol`).
-    func send(_ signal: Int32) {
+    public func send(_ signal: Int32) {
         child.send(signal)
     }
 
     /// Waits for the process to exit (after a SIGKILL).
-    func exited() async {
+    public func exited() async {
         _ = await child.exited()
     }
 
     /// Runs `body` with `app` running; stops it afterwards, also when `body` throws.
-    static func withRunning<Result: Sendable>(
+    public static func withRunning<Result: Sendable>(
         _ app: App, environment: [String: String] = [:], _ body: (PeerServer) async throws -> Result
     ) async throws -> Result {
         let server = try await start(app, environment: environment)
@@ -131,7 +131,7 @@ final class PeerServer: Sendable {
 
     private static func provision() async -> Result<URL, Unavailable> {
         let python = venv.appendingPathComponent("bin/python")
-        let requirements = peers.appendingPathComponent("requirements.txt")
+        let requirements = apps.appendingPathComponent("requirements.txt")
         let marker = venv.appendingPathComponent(".provisioned")
         let wanted = (try? String(contentsOf: requirements, encoding: .utf8)) ?? ""
         if (try? String(contentsOf: marker, encoding: .utf8)) == wanted, FileManager.default.fileExists(atPath: python.path) {
