@@ -1,10 +1,13 @@
 import Foundation
+import PeerServers
 import ReferenceServer
 
-// swift run -c release chaos [--schedules N] [--seed S] [--steps K] [--settle-ms MS]
+// swift run -c release chaos [--schedules N] [--seed S] [--steps K] [--settle-ms MS] [--protocol graphql-ws|socket.io]
 // Drives sessions through seeded random schedules of lifecycle flips, host calls and real
-// faults on the reference server, checking DESIGN.md's invariants after every step. A
-// violation prints its seed and the shortest failing schedule found. Last line:
+// faults, checking DESIGN.md's invariants after every step: on the reference server (the
+// default), or with `--protocol` on a real third-party server (strawberry-graphql,
+// python-socketio) with process-level faults (SIGKILL, SIGSTOP/SIGCONT, restart). A violation
+// prints its seed and the shortest failing schedule found. Last line:
 // `chaos: schedules=N violations=V seed=S`.
 
 func option(_ name: String, default value: UInt64) -> UInt64 {
@@ -13,10 +16,17 @@ func option(_ name: String, default value: UInt64) -> UInt64 {
     return number
 }
 
+func textOption(_ name: String) -> String? {
+    let arguments = Array(CommandLine.arguments.dropFirst())
+    guard let index = arguments.firstIndex(of: name), index + 1 < arguments.count else { return nil }
+    return arguments[index + 1]
+}
+
 let schedules = Int(option("--schedules", default: 100))
 let seed = option("--seed", default: 1)
 let stepCount = Int(option("--steps", default: 20))
-let settle = Duration.milliseconds(Int64(option("--settle-ms", default: 30)))
+let protocolName = textOption("--protocol")
+let settle = Duration.milliseconds(Int64(option("--settle-ms", default: protocolName == nil ? 30 : 100)))
 
 /// Prints a line at once (stdout to a file is block-buffered: a hang would hide it).
 func say(_ line: String) {
@@ -24,15 +34,17 @@ func say(_ line: String) {
 }
 
 /// Runs one schedule, or reports it as hung after `limit` (a hang is a violation too).
-func runGuarded(_ runner: ChaosRunner, _ steps: [ChaosStep], limit: Duration = .seconds(120)) async throws -> [String] {
+func runGuarded<Step: CustomStringConvertible & Sendable>(
+    seed: UInt64, _ steps: [Step], limit: Duration = .seconds(120), _ run: @escaping @Sendable ([Step]) async throws -> [String]
+) async throws -> [String] {
     try await withThrowingTaskGroup(of: [String]?.self) { group in
-        group.addTask { try await runner.run(steps) }
+        group.addTask { try await run(steps) }
         group.addTask {
             try await Task.sleep(for: limit)
             return nil
         }
         guard let first = try await group.next(), let found = first else {
-            say("chaos: HANG — schedule with seed \(runner.seed) did not finish within \(limit): \(steps.map(\.description).joined(separator: "; "))")
+            say("chaos: HANG — schedule with seed \(seed) did not finish within \(limit): \(steps.map(\.description).joined(separator: "; "))")
             exit(3)
         }
         group.cancelAll()
@@ -40,18 +52,20 @@ func runGuarded(_ runner: ChaosRunner, _ steps: [ChaosStep], limit: Duration = .
     }
 }
 
-do {
-    let host = try await ServerHost.start()
+/// Runs `schedules` seeded schedules; shrinks each failing one. Returns the violations count.
+func runSchedules<Step: CustomStringConvertible & Sendable>(
+    makeSchedule: (UInt64) -> [Step],
+    reset: @escaping @Sendable () async throws -> Void,
+    run: @escaping @Sendable (_ seed: UInt64, _ auto: Bool, [Step]) async throws -> [String]
+) async throws -> Int {
     var violations = 0
-    let start = ContinuousClock.now
     for index in 0..<schedules {
         let scheduleSeed = seed &+ UInt64(index)
         let auto = scheduleSeed % 2 == 0
-        let steps = ChaosStep.schedule(seed: scheduleSeed, count: stepCount)
-        let runner = ChaosRunner(host: host, seed: scheduleSeed, auto: auto, settle: settle)
-        let found = try await runGuarded(runner, steps)
+        let steps = makeSchedule(scheduleSeed)
+        let found = try await runGuarded(seed: scheduleSeed, steps) { try await run(scheduleSeed, auto, $0) }
         if (index + 1) % 100 == 0 { say("chaos: \(index + 1) schedules, \(violations) violations so far") }
-        await host.server.setFaults(.init())
+        try await reset()
         guard !found.isEmpty else { continue }
         violations += 1
         say("chaos: VIOLATION in schedule \(index) (seed \(scheduleSeed), \(auto ? "auto" : "manual") mode):")
@@ -59,21 +73,52 @@ do {
         say("  schedule: \(steps.map(\.description).joined(separator: "; "))")
         // Shrink: drop steps one at a time while the schedule still fails.
         var shortest = steps
-        var index = 0
-        while index < shortest.count {
+        var position = 0
+        while position < shortest.count {
             var candidate = shortest
-            candidate.remove(at: index)
-            await host.server.setFaults(.init())
-            if try await !runGuarded(runner, candidate).isEmpty {
+            candidate.remove(at: position)
+            try await reset()
+            if try await !runGuarded(seed: scheduleSeed, candidate, { try await run(scheduleSeed, auto, $0) }).isEmpty {
                 shortest = candidate
             } else {
-                index += 1
+                position += 1
             }
         }
-        await host.server.setFaults(.init())
+        try await reset()
         say("  shortest failing schedule found (\(shortest.count) steps): \(shortest.map(\.description).joined(separator: "; "))")
     }
-    await host.stop()
+    return violations
+}
+
+do {
+    let start = ContinuousClock.now
+    let violations: Int
+    if let protocolName {
+        guard let peer = PeerChaosProtocol.named(protocolName) else {
+            say("chaos: unknown --protocol \(protocolName) (graphql-ws or socket.io)")
+            exit(2)
+        }
+        let host = try await PeerHost.start(peer.app, environment: peer.environment)
+        say("chaos: \(peer.serverProtocol) against \(peer.app.rawValue) on port \(host.port)")
+        violations = try await runSchedules(
+            makeSchedule: { PeerChaosStep.schedule(seed: $0, count: stepCount) },
+            reset: { try await host.heal() },
+            run: { scheduleSeed, auto, steps in
+                try await PeerChaosRunner(host: host, peer: peer, seed: scheduleSeed, auto: auto, settle: settle).run(steps)
+            }
+        )
+        await host.shutdown()
+    } else {
+        let host = try await ServerHost.start()
+        violations = try await runSchedules(
+            makeSchedule: { ChaosStep.schedule(seed: $0, count: stepCount) },
+            reset: { await host.server.setFaults(.init()) },
+            run: { scheduleSeed, auto, steps in
+                try await ChaosRunner(host: host, seed: scheduleSeed, auto: auto, settle: settle).run(steps)
+            }
+        )
+        await host.stop()
+    }
     let elapsed = ContinuousClock.now - start
     say("chaos: ran \(schedules) schedules of \(stepCount) steps in \(elapsed.components.seconds) s")
     say("chaos: schedules=\(schedules) violations=\(violations) seed=\(seed)")

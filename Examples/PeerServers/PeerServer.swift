@@ -14,6 +14,8 @@ public final class PeerServer: Sendable {
 
     public struct Unavailable: Error, CustomStringConvertible {
         public let description: String
+
+        public init(description: String) { self.description = description }
     }
 
     static let apps = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Apps")

@@ -1,7 +1,8 @@
 # A small python-socketio app for Tether's integration tests: namespace auth (token "s3cret",
 # else connect_error), join/leave/publish events answered with an ack, messages pushed to the
 # room as a "message" event, and "kick_me" (the server disconnects the client: packet 41).
-# The heartbeat is short (PING_INTERVAL_MS, PING_TIMEOUT_MS) so the tests see it.
+# The heartbeat is short (PING_INTERVAL_MS, PING_TIMEOUT_MS) so the tests see it; python-socketio
+# truncates the interval to whole seconds (300 ms is announced as pingInterval 0), so keep it >= 1000.
 # Started by the tests under uvicorn on a free loopback port: see PeerServer.swift.
 import os
 

@@ -1,0 +1,185 @@
+import Foundation
+import NIOTransport
+import PeerServers
+import SDK
+import SDKTesting
+
+/// What `chaos --protocol` needs to know about each real server.
+struct PeerChaosProtocol: Sendable {
+    let app: PeerServer.App
+    let serverProtocol: ServerProtocol
+    let path: String
+    /// The server's environment (a short heartbeat, so a stopped server is found quickly).
+    let environment: [String: String]
+    /// The protocol's own timers, which Manual mode may keep in the background with its socket.
+    let wireTimers: Set<String>
+    let topic: @Sendable (String) -> Topic
+    let publishData: @Sendable (String, Int) -> JSONValue
+    /// Indicates that a channel delivers only what is published on it (Socket.IO rooms), rather
+    /// than by itself (the GraphQL fixture's ticks).
+    let deliversOnlyPublished: Bool
+
+    static func named(_ name: String) -> PeerChaosProtocol? {
+        switch name {
+        case "graphql-ws", "graphql-transport-ws":
+            PeerChaosProtocol(
+                app: .graphQL, serverProtocol: .graphQLTransportWS(), path: "/graphql", environment: [:], wireTimers: [],
+                topic: { .graphQL($0, query: "subscription($room: String!) { ticks(room: $room) }", variables: ["room": .string($0)]) },
+                publishData: { _, n in ["query": .string("mutation { post(text: \"\(n)\") }")] }, deliversOnlyPublished: false
+            )
+        case "socket.io", "socketio":
+            PeerChaosProtocol(
+                app: .socketIO, serverProtocol: .socketIO(), path: "/", environment: ["PING_INTERVAL_MS": "1000", "PING_TIMEOUT_MS": "1000"],
+                wireTimers: [SocketIO.heartbeat.name], topic: { Topic($0) },
+                publishData: { channel, n in ["text": .string("\(channel)-\(n)")] }, deliversOnlyPublished: true
+            )
+        default: nil
+        }
+    }
+}
+
+/// Runs one schedule against a real server and returns the invariants it broke: never two
+/// sockets; nothing connected or open while Auto is in the background or after `disconnect()`;
+/// no recurring timer of the session's in the background; every host call completes; no report
+/// claims a catch-up the protocol cannot make; after the faults clear, every held subscription
+/// delivers again; no socket left after shutdown.
+struct PeerChaosRunner {
+    let host: PeerHost
+    let peer: PeerChaosProtocol
+    let seed: UInt64
+    let auto: Bool
+    let settle: Duration
+
+    func run(_ steps: [PeerChaosStep]) async throws -> [String] {
+        let transport = CountingTransport(NIOWebSocketTransport(connectTimeout: .seconds(1)))
+        let lifecycle = ManualLifecycleSource()
+        let settings = try AppSettings.Builder()
+            .serverURL("ws://127.0.0.1:\(host.port)\(peer.path)")
+            .serverProtocol(peer.serverProtocol)
+            .token("s3cret")
+            .autoEstablishSocketConnection(auto)
+            .backgroundTimeout(.milliseconds(400))
+            .reconnectBackoff(Backoff(initial: .milliseconds(50), multiplier: 2, maximum: .milliseconds(400), jitter: 0.2))
+            .jitter(.seeded(seed))
+            .connectTimeout(.seconds(1))
+            .requestTimeout(.seconds(1))
+            .outboxTimeout(.seconds(3))
+            .stableConnectionAfter(.milliseconds(100))
+            .heartbeat(interval: .milliseconds(300), timeout: .milliseconds(300))
+            .foregroundProbeTimeout(.milliseconds(300))
+            .build()
+        let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
+        let violations = Locked([String]())
+        func violated(_ text: String) { violations.withLock { $0.append(text) } }
+
+        var consumers: [Int: (received: Locked<[JSONValue]>, task: Task<Void, Never>)] = [:]
+        var calls: [Task<Void, Never>] = []
+        var state = (background: false, disconnectedByApp: false)
+        let reports = Task {
+            for await report in session.recoveryReports where !report.caughtUp.isEmpty || !report.gaps.isEmpty {
+                violated("a report claims a catch-up (or a gap) the protocol cannot know: \(report)")
+            }
+        }
+
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await session.run() }
+
+            for (index, step) in steps.enumerated() {
+                let at = "after step \(index + 1) (\(step))"
+                switch step {
+                case .background:
+                    state.background = true
+                    await lifecycle.send(.background)
+                case .foreground:
+                    state.background = false
+                    await lifecycle.send(.active)
+                case .connect:
+                    state.disconnectedByApp = false
+                    calls.append(Task { _ = try? await session.connect() })
+                case .disconnect:
+                    state.disconnectedByApp = true
+                    await session.disconnect()
+                case .ping:
+                    calls.append(Task { _ = try? await session.ping() })
+                case .subscribe(let channel):
+                    guard consumers[channel] == nil, let subscription = try? await session.subscribe(to: peer.topic("c\(channel)")) else { break }
+                    let received = Locked([JSONValue]())
+                    let task = Task {
+                        do {
+                            for try await message in subscription {
+                                if message.channel != "c\(channel)" { violated("c\(channel) delivered a message of \(message.channel)") }
+                                received.withLock { $0.append(message.data) }
+                            }
+                        } catch {}
+                    }
+                    consumers[channel] = (received, task)
+                case .unsubscribe(let channel):
+                    if let consumer = consumers.removeValue(forKey: channel) {
+                        await session.unsubscribe(from: "c\(channel)")
+                        consumer.task.cancel()
+                    }
+                case .publish(let channel):
+                    let data = peer.publishData("c\(channel)", index)
+                    calls.append(Task { _ = try? await session.publish(data, to: "c\(channel)") })
+                case .kill: await host.kill()
+                case .start: try? await host.start()
+                case .stop: await host.stop()
+                case .resume: await host.resume()
+                case .restart: try? await host.restart()
+                }
+                try? await Task.sleep(for: settle)
+
+                // Invariants after every step.
+                if transport.maxOpen > 1 { violated("two sockets at once \(at)") }
+                let timers = Set(await session.armedTimers)
+                if state.background {
+                    let allowed: Set<String> = auto ? [] : Set(["watchdog", "request", "connect-timeout"]).union(peer.wireTimers)
+                    if !timers.isSubset(of: allowed) { violated("timers \(timers.sorted()) in the background \(at)") }
+                }
+                if (auto && state.background) || state.disconnectedByApp {
+                    let status = session.status
+                    if status == .connected || status == .connecting { violated("status \(status) \(at) (should not be connected)") }
+                    if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket stays open \(at)") }
+                }
+            }
+
+            // Back to normal: the server up and answering, the app in the foreground.
+            do { try await host.heal() } catch { violated("the server could not be started again: \(error)") }
+            await lifecycle.send(.active)
+            var connected = false
+            for _ in 0..<3 where !connected {
+                connected = await succeeds(within: .seconds(8)) { (try? await session.connect()) != nil }
+            }
+            if !connected { violated("not connected again after the faults cleared (status \(session.status))") }
+            for (channel, consumer) in consumers.sorted(by: { $0.key < $1.key }) {
+                let before = consumer.received.withLock { $0.count }
+                let marker = peer.publishData("c\(channel)", 1_000_000 + channel)
+                let delivered = await succeeds(within: .seconds(8)) {
+                    // Where only published messages arrive, publish (again, should the first
+                    // land before the resubscribe is done) until one does.
+                    while !Task.isCancelled {
+                        if peer.deliversOnlyPublished { _ = try? await session.publish(marker, to: "c\(channel)") }
+                        if consumer.received.withLock({ $0.count }) > before { return true }
+                        try? await Task.sleep(for: .milliseconds(200))
+                    }
+                    return false
+                }
+                if !delivered { violated("c\(channel) delivers nothing after recovery (status \(session.status))") }
+            }
+            await session.shutdown()
+            await group.waitForAll()
+        }
+        reports.cancel()
+        for call in calls {
+            let finished = await succeeds(within: .seconds(3)) {
+                await call.value
+                return true
+            }
+            if !finished { violated("a host call never completed") }
+        }
+        for consumer in consumers.values { consumer.task.cancel() }
+        if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket was left open after shutdown") }
+        if transport.maxOpen > 1 { violated("two sockets at once (max \(transport.maxOpen))") }
+        return violations.withLock { $0 }
+    }
+}
