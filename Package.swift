@@ -82,6 +82,6 @@ let package = Package(
                            .product(name: "NIOWebSocket", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "SDKTestingTests", dependencies: ["SDK", "SDKTesting"], swiftSettings: strictSettings),
+        .testTarget(name: "SDKTestingTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),
     ]
 )

@@ -1,8 +1,9 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// The codec's libFuzzer target. A package of its own so that `swift build` of the root never
-// builds it (it has no `main` without `-sanitize=fuzzer`). Run it with `../.ci/fuzz-codec`.
+// The libFuzzer targets: the codec (`../.ci/fuzz-codec`) and the protocol adapters'
+// frame parsing (`../.ci/fuzz-adapters`). A package of its own so that `swift build` of the
+// root never builds them (they have no `main` without `-sanitize=fuzzer`).
 let package = Package(
     name: "TetherFuzz",
     platforms: [.macOS(.v14)],
@@ -12,6 +13,11 @@ let package = Package(
             name: "CodecFuzzer",
             dependencies: [.product(name: "SDK", package: "Tether")],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])]
-        )
+        ),
+        .executableTarget(
+            name: "AdapterFuzzer",
+            dependencies: [.product(name: "SDKTesting", package: "Tether")],
+            swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])]
+        ),
     ]
 )

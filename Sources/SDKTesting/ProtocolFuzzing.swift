@@ -1,0 +1,76 @@
+package import SDK
+
+/// The protocol adapters' fuzz harness (`Fuzz/`, `.ci/fuzz-adapters`), also replayed by the test
+/// suite on every regression input: an input is split at newlines into frames, fed to a ready
+/// connection machine holding one subscription and one pending publish, and then once more
+/// whole as a binary frame. Nothing may trap, and the machine's actions must make sense: nothing
+/// after it ended the connection, deliveries only for the subscription it holds, replies only
+/// to requests it was given, each at most once.
+public enum ProtocolFuzzing {
+    public enum Adapter: String, CaseIterable, Sendable {
+        case graphQLTransportWS = "graphql-transport-ws"
+        case socketIO = "socket.io"
+    }
+
+    /// What was wrong with the machine's answer to `bytes`, or `nil` when nothing was.
+    public static func check(_ adapter: Adapter, _ bytes: [UInt8]) -> String? {
+        var machine: any WireMachine
+        var opening: [TransportFrame]
+        switch adapter {
+        case .graphQLTransportWS:
+            machine = GraphQLTransportWS().makeConnectionMachine()
+            opening = [.text(#"{"type":"connection_ack"}"#)]
+        case .socketIO:
+            machine = SocketIO().makeConnectionMachine()
+            opening = [.text(#"0{"sid":"f","upgrades":[],"pingTimeout":1000,"pingInterval":1000,"maxPayload":1000000}"#), .text("40")]
+        }
+        var audit = Audit()
+        audit.take(machine.start(credentials: Secret("token")))
+        for frame in opening { audit.take(machine.receive(frame)) }
+        guard audit.isReady else { return "the machine never became ready on a well-formed handshake" }
+        audit.requests = [1, 2]
+        audit.take(machine.perform(.subscribe(7, Topic("room-1", options: ["query": "subscription { x }"]), resume: nil)))
+        audit.take(machine.perform(.publish(1, Topic("room-1"), ["text": "hi"], key: "k")))
+        audit.take(machine.perform(.ping(2)))
+        let frames = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        for frame in frames { audit.take(machine.receive(.text(String(decoding: frame, as: UTF8.self)))) }
+        audit.take(machine.receive(.binary(bytes)))
+        audit.take(machine.timerFired(WireTimer("socket.io-heartbeat")))
+        return audit.problem
+    }
+
+    /// What the harness checks of a machine's actions (package: its own tests feed it bad ones).
+    package struct Audit {
+        package var isReady = false
+        package var hasEnded = false
+        /// The requests the machine was given, not yet answered.
+        package var requests: Set<RequestID> = []
+        package var problem: String?
+
+        package init() {}
+
+        package mutating func take(_ actions: [WireAction]) {
+            for action in actions {
+                guard problem == nil else { return }
+                if hasEnded {
+                    problem = "an action after the connection ended: \(action)"
+                    return
+                }
+                switch action {
+                case .ready:
+                    if isReady { problem = "ready twice" }
+                    isReady = true
+                case .delivery(let subscription, _, _), .subscribed(let subscription, _), .subscriptionFailed(let subscription, _),
+                     .subscriptionEnded(let subscription, _):
+                    if subscription != 7 { problem = "an action for a subscription it does not hold: \(action)" }
+                case .replied(let request, _):
+                    if requests.remove(request) == nil { problem = "a reply to a request it was not given, or a second one: \(action)" }
+                case .end:
+                    hasEnded = true
+                case .send, .arm, .cancel:
+                    break
+                }
+            }
+        }
+    }
+}
