@@ -67,15 +67,24 @@ extension Session {
 
     /// The connection is gone (or the session is): every pending request fails with `error` —
     /// but an unacknowledged publish, with `requeuePublishes`, goes back to the outbox to be
-    /// re-sent with its key on the next connection.
+    /// re-sent with its key on the next connection, where the protocol's server applies a key
+    /// at most once. Where it does not (graphql-transport-ws, Socket.IO), a re-send could apply
+    /// it twice: the publish fails with `connectionLost` ("it may have been applied") instead.
     func failAllRequests(_ error: SessionError, requeuePublishes: Bool = true) {
         let pending = requests
         requests = [:]
         var requeued: [OutboxEntry] = []
+        let mayResend = requeuePublishes && settings.wireProtocol.capabilities.deduplicatesPublishes
         for (id, request) in pending {
             cancelTimer(.request(id))
-            if requeuePublishes, let entry = request.publish {
+            if mayResend, let entry = request.publish {
                 requeued.append(entry)
+            } else if requeuePublishes, request.publish != nil {
+                request.waiter?.resume(throwing: SessionError(
+                    error.code,
+                    "the publish was sent and the connection was lost before its acknowledgement; this protocol has no idempotency key, so it is not re-sent: it may have been applied (\(error.message))",
+                    reason: error.reason
+                ))
             } else {
                 request.waiter?.resume(throwing: error)
             }

@@ -60,6 +60,33 @@ struct SessionProtocolAdapterTests {
         }
     }
 
+    @Test("graphql-transport-ws has no idempotency key: a mutation in flight when the connection drops fails as connectionLost and is not re-sent; an unsent one waits and goes")
+    func noResendWithoutKeys() async throws {
+        let transport = ScriptedTransport(subprotocol: "graphql-transport-ws")
+        let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
+        var log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            _ = await log.nextSent()
+            transport.push(#"{"type":"connection_ack"}"#)
+            try await status.waitFor(.connected)
+            let inFlight = Task { try await session.publish(["query": "mutation { a }"], to: "m") }
+            #expect(await log.nextSent() == #"{"id":"p1","payload":{"query":"mutation { a }"},"type":"subscribe"}"#)
+            await clock.advance(by: .seconds(60))
+            transport.closeFromServer(nil)
+            let error = await #expect(throws: SessionError.self) { try await inFlight.value }
+            #expect(error?.code == .connectionLost)
+            #expect(error?.message.contains("may have been applied") == true)
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            let queued = Task { try await session.publish(["query": "mutation { b }"], to: "m") }
+            var skipped: [ScriptedTransport.Event] = []
+            #expect(await log.nextSent(skipped: &skipped) == #"{"payload":{"token":"test-token"},"type":"connection_init"}"#)
+            transport.push(#"{"type":"connection_ack"}"#)
+            #expect(await log.nextSent() == #"{"id":"p1","payload":{"query":"mutation { b }"},"type":"subscribe"}"#, "only the unsent one: mutation a is never sent twice")
+            transport.push(#"{"id":"p1","type":"complete"}"#)
+            #expect(try await queued.value == PublishReceipt(.acknowledged))
+        }
+    }
+
     @Test("subscribing again to a held name with other options is refused, typed")
     func conflictingOptions() async throws {
         let session = try session(ScriptedTransport(subprotocol: "graphql-transport-ws")) { $0.serverProtocol(.graphQLTransportWS()) }

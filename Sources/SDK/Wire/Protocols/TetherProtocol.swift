@@ -18,7 +18,7 @@ package struct TetherProtocol: WireProtocolDescription {
     package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
 
     package var capabilities: WireCapabilities {
-        WireCapabilities(publishAcknowledgement: .always, resumesSubscriptions: true, liveness: .clientPing, canProbe: true)
+        WireCapabilities(publishAcknowledgement: .always, resumesSubscriptions: true, liveness: .clientPing, canProbe: true, deduplicatesPublishes: true)
     }
 
     package func makeMachine() -> Machine { Machine(codec: codec) }

@@ -120,12 +120,16 @@ package struct WireCapabilities: Hashable, Sendable {
     package var liveness: Liveness
     /// Indicates that the client can elicit an answer now (the foreground probe, `ping()`).
     package var canProbe: Bool
+    /// Indicates that the server applies a publish's idempotency key at most once, so a publish
+    /// whose acknowledgement was lost with the connection can be sent again safely.
+    package var deduplicatesPublishes: Bool
 
-    package init(publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool) {
+    package init(publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false) {
         self.publishAcknowledgement = publishAcknowledgement
         self.resumesSubscriptions = resumesSubscriptions
         self.liveness = liveness
         self.canProbe = canProbe
+        self.deduplicatesPublishes = deduplicatesPublishes
     }
 }
 
