@@ -51,8 +51,11 @@ extension Session {
                 }
                 _ = subscribeAcknowledged(Ack(id: subscription, sequence: sequence, gap: gap), resumeUnsupported: outcome == .resumeUnsupported)
             case .subscriptionFailed(let subscription, let failure):
-                wireSubscriptions[subscription] = nil
-                _ = subscribeRejected(subscription, Self.rejection(failure, request: subscription))
+                let error = Self.rejection(failure, request: subscription)
+                let channel = wireSubscriptions.removeValue(forKey: subscription)
+                // A protocol without a subscribe acknowledgement (graphql-transport-ws) reports
+                // a refusal after the subscription counted as made: it ends then.
+                if !subscribeRejected(subscription, error), let channel { dropChannel(channel, error) }
             case .subscriptionEnded(let subscription, let reason):
                 guard let channel = wireSubscriptions.removeValue(forKey: subscription) else { continue }
                 dropChannel(channel, SessionError(.disconnected, "the server ended the subscription to \(channel): \(reason)"))

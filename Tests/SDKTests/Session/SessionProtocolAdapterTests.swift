@@ -87,6 +87,26 @@ struct SessionProtocolAdapterTests {
         }
     }
 
+    @Test("graphql-transport-ws: an error for a subscription already counted as made ends it, rejected")
+    func lateSubscriptionError() async throws {
+        let transport = ScriptedTransport(subprotocol: "graphql-transport-ws")
+        let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
+        var log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            _ = await log.nextSent()
+            transport.push(#"{"type":"connection_ack"}"#)
+            try await status.waitFor(.connected)
+            var messages = try await session.subscribe(to: Topic.graphQL("bad", query: "subscription { nope }")).makeAsyncIterator()
+            _ = await log.nextSent()
+            transport.push(#"{"id":"s1","type":"error","payload":[{"message":"Cannot query field 'nope'"}]}"#)
+            let error = await #expect(throws: SessionError.self) { _ = try await messages.next() }
+            #expect(error?.code == .rejected)
+            #expect(error?.message.contains("Cannot query field 'nope'") == true)
+            #expect(await session.subscribedChannels.isEmpty)
+            #expect(session.status == .connected, "the connection stays")
+        }
+    }
+
     @Test("subscribing again to a held name with other options is refused, typed")
     func conflictingOptions() async throws {
         let session = try session(ScriptedTransport(subprotocol: "graphql-transport-ws")) { $0.serverProtocol(.graphQLTransportWS()) }
