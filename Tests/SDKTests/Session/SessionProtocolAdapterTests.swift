@@ -161,10 +161,11 @@ struct SessionProtocolAdapterTests {
                 .logging(minimumLevel: .debug) { record in lines.withLock { $0.append(record.message) } }
         }
         var log = ScriptedLog(transport)
+        var texts = [session.settings.description, String(reflecting: session.settings)]
         try await withRunningSession(session) { status in
             #expect(await log.next() == .opened(URL(string: tokenURL)!, subprotocols: []))
-            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
-            #expect("\(session.status)".contains("test-token") == false)
+            let failed = try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            #expect("\(failed.last!)".contains("token=<redacted>"), "the transport's error is reported, redacted: \(failed.last!)")
             await clock.advance(by: .milliseconds(500))
             #expect(await log.next() == .opened(URL(string: tokenURL)!, subprotocols: []))
             transport.push(#"0{"sid":"a","upgrades":[],"pingTimeout":3000,"pingInterval":5000,"maxPayload":1000000}"#)
@@ -183,8 +184,11 @@ struct SessionProtocolAdapterTests {
             #expect(receipt == PublishReceipt(.sentUnconfirmed))
             #expect(!receipt.isAcknowledged)
             #expect(await log.nextSent() == #"42["publish",{"room":"room-1","text":"yo"}]"#)
+            texts += await status.history.flatMap { [String(describing: $0), String(reflecting: $0)] }
         }
         let logged = lines.withLock { $0 }
+        #expect(texts.count > 6)
+        for text in texts { #expect(!text.contains("test-token"), "leaked in: \(text)") }
         #expect(logged.contains { $0.contains("socket.io/?EIO=4&transport=websocket&token=<redacted>") }, "the URL is logged, redacted")
         #expect(logged.contains { $0.contains("could not reach") }, "so is the failure")
         #expect(!logged.contains { $0.contains("test-token") }, "and never the token")
