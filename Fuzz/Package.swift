@@ -9,14 +9,15 @@ let package = Package(
     platforms: [.macOS(.v14)],
     dependencies: [.package(name: "Tether", path: "..")],
     targets: [
+        .target(name: "FuzzDriver", swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "CodecFuzzer",
-            dependencies: [.product(name: "SDK", package: "Tether")],
+            dependencies: ["FuzzDriver", .product(name: "SDK", package: "Tether")],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(
             name: "AdapterFuzzer",
-            dependencies: [.product(name: "SDKTesting", package: "Tether")],
+            dependencies: ["FuzzDriver", .product(name: "SDKTesting", package: "Tether")],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])]
         ),
     ]

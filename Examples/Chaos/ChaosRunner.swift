@@ -34,8 +34,7 @@ struct ChaosRunner {
 
         let epoch = Locked(0)
         var consumers: [Int: (subscription: Subscription, received: Locked<[(epoch: Int, sequence: UInt64)]>, task: Task<Void, Never>)] = [:]
-        var calls: [Task<Void, Never>] = []
-        var state = (background: false, disconnectedByApp: false)
+        var app = ChaosApp(session: session, lifecycle: lifecycle, transport: transport, auto: auto)
 
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await session.run() }
@@ -43,20 +42,8 @@ struct ChaosRunner {
             for (index, step) in steps.enumerated() {
                 let at = "after step \(index + 1) (\(step))"
                 switch step {
-                case .background:
-                    state.background = true
-                    await lifecycle.send(.background)
-                case .foreground:
-                    state.background = false
-                    await lifecycle.send(.active)
-                case .connect:
-                    state.disconnectedByApp = false
-                    calls.append(Task { _ = try? await session.connect() })
-                case .disconnect:
-                    state.disconnectedByApp = true
-                    await session.disconnect()
-                case .ping:
-                    calls.append(Task { _ = try? await session.ping() })
+                case .app(let appStep):
+                    await app.perform(appStep)
                 case .subscribe(let channel):
                     guard consumers[channel] == nil, let subscription = try? await session.subscribe(to: "c\(channel)") else { break }
                     let received = Locked([(epoch: Int, sequence: UInt64)]())
@@ -84,7 +71,7 @@ struct ChaosRunner {
                         consumer.task.cancel()
                     }
                 case .publish(let channel):
-                    calls.append(Task { _ = try? await session.publish(JSONValue(index), to: "c\(channel)") })
+                    app.started(Task { _ = try? await session.publish(JSONValue(index), to: "c\(channel)") })
                 case .serverPublish(let channel):
                     if (try? await host.server.publish(JSONValue(index), to: "c\(channel)")) == nil { violated("the server refused a publish") }
                 case .drop:
@@ -106,31 +93,12 @@ struct ChaosRunner {
                 try? await Task.sleep(for: settle)
 
                 // Invariants after every step.
-                if transport.maxOpen > 1 { violated("two sockets at once \(at)") }
-                let timers = Set(await session.armedTimers)
-                if state.background {
-                    // Manual: besides the watchdog, only the deadlines of what the app itself
-                    // asked for (its connect, its requests); never a recurring timer.
-                    let allowed: Set<String> = auto ? [] : ["watchdog", "request", "connect-timeout"]
-                    if !timers.isSubset(of: allowed) { violated("timers \(timers.sorted()) in the background \(at)") }
-                }
-                if (auto && state.background) || state.disconnectedByApp {
-                    let status = session.status
-                    if status == .connected || status == .connecting { violated("status \(status) \(at) (should not be connected)") }
-                    if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket stays open \(at)") }
-                }
+                for violation in await app.violationsAfterStep(at) { violated(violation) }
             }
 
             // Back to normal: every subscription active again, nothing missed.
             await host.server.setFaults(ServerFaults())
-            await lifecycle.send(.active)
-            // A rejection still in flight (an attempt made with the fault on) may land after that
-            // connect(): the app's part is then to call connect() again.
-            var connected = false
-            for _ in 0..<3 where !connected {
-                connected = await succeeds(within: .seconds(5)) { (try? await session.connect()) != nil }
-            }
-            if !connected {
+            if !(await app.reconnects(within: .seconds(5))) {
                 violated("not connected again after the faults cleared (status \(session.status))")
             }
             var finals: [Int: UInt64] = [:]
@@ -163,16 +131,8 @@ struct ChaosRunner {
             await session.shutdown()
             await group.waitForAll()
         }
-        for call in calls {
-            let finished = await succeeds(within: .seconds(3)) {
-                await call.value
-                return true
-            }
-            if !finished { violated("a host call never completed") }
-        }
         for consumer in consumers.values { consumer.task.cancel() }
-        if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket was left open after shutdown") }
-        if transport.maxOpen > 1 { violated("two sockets at once (max \(transport.maxOpen))") }
+        for violation in await app.violationsAtEnd() { violated(violation) }
         return violations.withLock { $0 }
     }
 }

@@ -1,18 +1,15 @@
 import ConnectionPolicy
 /// One step of a chaos schedule.
 enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
-    case background, foreground, connect, disconnect, ping
+    /// The app's lifecycle or a host call.
+    case app(ChaosApp.Step)
     case subscribe(Int), unsubscribe(Int), publish(Int)
     case serverPublish(Int)
     case drop, refuse(Bool), freeze(Bool), delay(Int), restart, rejectCredentials(Bool), close(UInt16)
 
     var description: String {
         switch self {
-        case .background: "background"
-        case .foreground: "foreground"
-        case .connect: "connect()"
-        case .disconnect: "disconnect()"
-        case .ping: "ping()"
+        case .app(let step): step.description
         case .subscribe(let channel): "subscribe(c\(channel))"
         case .unsubscribe(let channel): "unsubscribe(c\(channel))"
         case .publish(let channel): "publish(c\(channel))"
@@ -33,11 +30,11 @@ enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
         return (0..<count).map { _ in
             let channel = Int(random.next() % 3)
             switch random.next() % 22 {
-            case 0, 1, 2: return .background
-            case 3, 4, 5: return .foreground
-            case 6, 7: return .connect
-            case 8: return .disconnect
-            case 9: return .ping
+            case 0, 1, 2: return .app(.background)
+            case 3, 4, 5: return .app(.foreground)
+            case 6, 7: return .app(.connect)
+            case 8: return .app(.disconnect)
+            case 9: return .app(.ping)
             case 10, 11: return .subscribe(channel)
             case 12: return .unsubscribe(channel)
             case 13, 14: return .publish(channel)

@@ -73,8 +73,7 @@ struct PeerChaosRunner {
         func violated(_ text: String) { violations.withLock { $0.append(text) } }
 
         var consumers: [Int: (received: Locked<[JSONValue]>, task: Task<Void, Never>)] = [:]
-        var calls: [Task<Void, Never>] = []
-        var state = (background: false, disconnectedByApp: false)
+        var app = ChaosApp(session: session, lifecycle: lifecycle, transport: transport, auto: auto, backgroundWireTimers: peer.wireTimers)
         let reports = Task {
             for await report in session.recoveryReports where !report.caughtUp.isEmpty || !report.gaps.isEmpty {
                 violated("a report claims a catch-up (or a gap) the protocol cannot know: \(report)")
@@ -87,20 +86,8 @@ struct PeerChaosRunner {
             for (index, step) in steps.enumerated() {
                 let at = "after step \(index + 1) (\(step))"
                 switch step {
-                case .background:
-                    state.background = true
-                    await lifecycle.send(.background)
-                case .foreground:
-                    state.background = false
-                    await lifecycle.send(.active)
-                case .connect:
-                    state.disconnectedByApp = false
-                    calls.append(Task { _ = try? await session.connect() })
-                case .disconnect:
-                    state.disconnectedByApp = true
-                    await session.disconnect()
-                case .ping:
-                    calls.append(Task { _ = try? await session.ping() })
+                case .app(let appStep):
+                    await app.perform(appStep)
                 case .subscribe(let channel):
                     guard consumers[channel] == nil, let subscription = try? await session.subscribe(to: peer.topic("c\(channel)")) else { break }
                     let received = Locked([JSONValue]())
@@ -120,7 +107,7 @@ struct PeerChaosRunner {
                     }
                 case .publish(let channel):
                     let data = peer.publishData("c\(channel)", index)
-                    calls.append(Task { _ = try? await session.publish(data, to: "c\(channel)") })
+                    app.started(Task { _ = try? await session.publish(data, to: "c\(channel)") })
                 case .kill: await host.kill()
                 case .start: try? await host.start()
                 case .stop: await host.stop()
@@ -130,27 +117,12 @@ struct PeerChaosRunner {
                 try? await Task.sleep(for: settle)
 
                 // Invariants after every step.
-                if transport.maxOpen > 1 { violated("two sockets at once \(at)") }
-                let timers = Set(await session.armedTimers)
-                if state.background {
-                    let allowed: Set<String> = auto ? [] : Set(["watchdog", "request", "connect-timeout"]).union(peer.wireTimers)
-                    if !timers.isSubset(of: allowed) { violated("timers \(timers.sorted()) in the background \(at)") }
-                }
-                if (auto && state.background) || state.disconnectedByApp {
-                    let status = session.status
-                    if status == .connected || status == .connecting { violated("status \(status) \(at) (should not be connected)") }
-                    if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket stays open \(at)") }
-                }
+                for violation in await app.violationsAfterStep(at) { violated(violation) }
             }
 
             // Back to normal: the server up and answering, the app in the foreground.
             do { try await host.heal() } catch { violated("the server could not be started again: \(error)") }
-            await lifecycle.send(.active)
-            var connected = false
-            for _ in 0..<3 where !connected {
-                connected = await succeeds(within: .seconds(8)) { (try? await session.connect()) != nil }
-            }
-            if !connected { violated("not connected again after the faults cleared (status \(session.status))") }
+            if !(await app.reconnects(within: .seconds(8))) { violated("not connected again after the faults cleared (status \(session.status))") }
             for (channel, consumer) in consumers.sorted(by: { $0.key < $1.key }) {
                 let before = consumer.received.withLock { $0.count }
                 let marker = peer.publishData("c\(channel)", 1_000_000 + channel)
@@ -170,16 +142,8 @@ struct PeerChaosRunner {
             await group.waitForAll()
         }
         reports.cancel()
-        for call in calls {
-            let finished = await succeeds(within: .seconds(3)) {
-                await call.value
-                return true
-            }
-            if !finished { violated("a host call never completed") }
-        }
         for consumer in consumers.values { consumer.task.cancel() }
-        if !(await transport.waitForOpen(0, timeout: .seconds(2))) { violated("a socket was left open after shutdown") }
-        if transport.maxOpen > 1 { violated("two sockets at once (max \(transport.maxOpen))") }
+        for violation in await app.violationsAtEnd() { violated(violation) }
         return violations.withLock { $0 }
     }
 }

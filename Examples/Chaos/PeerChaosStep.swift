@@ -3,7 +3,8 @@ import ConnectionPolicy
 /// One step of a chaos schedule against a real third-party server (`chaos --protocol`): the
 /// app's calls and lifecycle, and process-level faults on the server.
 enum PeerChaosStep: Hashable, Sendable, CustomStringConvertible {
-    case background, foreground, connect, disconnect, ping
+    /// The app's lifecycle or a host call.
+    case app(ChaosApp.Step)
     case subscribe(Int), unsubscribe(Int), publish(Int)
     /// SIGKILL: the server is gone until `.start` (or the end of the schedule).
     case kill
@@ -16,11 +17,7 @@ enum PeerChaosStep: Hashable, Sendable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .background: "background"
-        case .foreground: "foreground"
-        case .connect: "connect()"
-        case .disconnect: "disconnect()"
-        case .ping: "ping()"
+        case .app(let step): step.description
         case .subscribe(let channel): "subscribe(c\(channel))"
         case .unsubscribe(let channel): "unsubscribe(c\(channel))"
         case .publish(let channel): "publish(c\(channel))"
@@ -38,11 +35,11 @@ enum PeerChaosStep: Hashable, Sendable, CustomStringConvertible {
         return (0..<count).map { _ in
             let channel = Int(random.next() % 3)
             switch random.next() % 20 {
-            case 0, 1, 2: return .background
-            case 3, 4, 5: return .foreground
-            case 6, 7: return .connect
-            case 8: return .disconnect
-            case 9: return .ping
+            case 0, 1, 2: return .app(.background)
+            case 3, 4, 5: return .app(.foreground)
+            case 6, 7: return .app(.connect)
+            case 8: return .app(.disconnect)
+            case 9: return .app(.ping)
             case 10, 11: return .subscribe(channel)
             case 12: return .unsubscribe(channel)
             case 13, 14: return .publish(channel)

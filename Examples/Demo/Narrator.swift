@@ -1,4 +1,5 @@
 import Foundation
+import NIOTransport
 
 /// Prints timestamped narration and keeps the tally of checks.
 final class Narrator: Sendable {
@@ -92,5 +93,25 @@ final class StatusWatcher: Sendable {
     /// Forgets statuses seen so far: the next wait looks only at what comes after.
     func skipSeen() {
         state.withLock { $0.cursor = $0.seen.count }
+    }
+}
+
+/// Runs `body` with a session over the NIO transport running and a watcher narrating its status;
+/// a scenario that throws is a failed check, and the session is shut down either way.
+func withNarratedSession(
+    _ settings: AppSettings, lifecycle: ManualLifecycleSource, narrator: Narrator, _ body: (Session, StatusWatcher) async throws -> Void
+) async throws {
+    let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
+    let watcher = StatusWatcher(narrator: narrator)
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await watcher.follow(session) }
+        group.addTask { await session.run() }
+        do {
+            try await body(session, watcher)
+        } catch {
+            narrator.check(false, "the scenario ran to the end", detail: "\(error)")
+        }
+        await session.shutdown()
+        try await group.waitForAll()
     }
 }

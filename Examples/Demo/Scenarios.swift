@@ -19,21 +19,8 @@ struct Scenarios {
             .build()
     }
 
-    /// Runs `body` with a running session and a watcher of its status.
     func withSession(_ settings: AppSettings, lifecycle: ManualLifecycleSource, _ body: (Session, StatusWatcher) async throws -> Void) async throws {
-        let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-        let watcher = StatusWatcher(narrator: narrator)
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await watcher.follow(session) }
-            group.addTask { await session.run() }
-            do {
-                try await body(session, watcher)
-            } catch {
-                narrator.check(false, "the scenario ran to the end", detail: "\(error)")
-            }
-            await session.shutdown()
-            try await group.waitForAll()
-        }
+        try await withNarratedSession(settings, lifecycle: lifecycle, narrator: narrator, body)
     }
 
     func auto() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import FuzzDriver
 import SDKTesting
 
 /// libFuzzer's entry for the protocol adapters: the adapter comes from the environment
@@ -14,18 +15,8 @@ public func adapterFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int)
     return 0
 }
 
-/// libFuzzer's driver (in the fuzzer runtime that `-sanitize=fuzzer` links in).
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
 /// SwiftPM makes `<Target>_main` the program's entry; it hands over to libFuzzer's driver.
 @_cdecl("AdapterFuzzer_main")
 public func adapterFuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in adapterFuzzerTestOneInput(data, size) }
+    runLibFuzzer(argc, argv) { data, size in adapterFuzzerTestOneInput(data, size) }
 }

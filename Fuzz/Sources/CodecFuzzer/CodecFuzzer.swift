@@ -1,3 +1,4 @@
+import FuzzDriver
 import SDK
 
 /// libFuzzer's entry: every input is decoded as a server frame and as a client frame; nothing
@@ -21,18 +22,8 @@ public func codecFuzzerTestOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -
     return 0
 }
 
-/// libFuzzer's driver (in the fuzzer runtime that `-sanitize=fuzzer` links in).
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<CInt>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> CInt
-) -> CInt
-
 /// SwiftPM makes `<Target>_main` the program's entry; it hands over to libFuzzer's driver.
 @_cdecl("CodecFuzzer_main")
 public func codecFuzzerMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
-    var count = argc
-    var arguments = argv
-    return LLVMFuzzerRunDriver(&count, &arguments) { data, size in codecFuzzerTestOneInput(data, size) }
+    runLibFuzzer(argc, argv) { data, size in codecFuzzerTestOneInput(data, size) }
 }

@@ -17,6 +17,19 @@ struct SessionProtocolAdapterTests {
         Session(settings: try .testing(auto: auto, configure: configure), transport: transport, clock: clock)
     }
 
+    /// A session over graphql-transport-ws whose server (the test) accepts `connection_init`.
+    func withGraphQLSession(_ body: (Session, ScriptedTransport, inout ScriptedLog) async throws -> Void) async throws {
+        let transport = ScriptedTransport(subprotocol: "graphql-transport-ws")
+        let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
+        var log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            _ = await log.nextSent()
+            transport.push(#"{"type":"connection_ack"}"#)
+            try await status.waitFor(.connected)
+            try await body(session, transport, &log)
+        }
+    }
+
     @Test("graphql-transport-ws: subscribe with the operation, unnumbered messages, a mutation's result as the receipt, and a reconnect that says refetch")
     func graphQL() async throws {
         let transport = ScriptedTransport(subprotocol: "graphql-transport-ws")
@@ -62,13 +75,7 @@ struct SessionProtocolAdapterTests {
 
     @Test("graphql-transport-ws has no idempotency key: a mutation in flight when the connection drops fails as connectionLost and is not re-sent; an unsent one waits and goes")
     func noResendWithoutKeys() async throws {
-        let transport = ScriptedTransport(subprotocol: "graphql-transport-ws")
-        let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
-        var log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            _ = await log.nextSent()
-            transport.push(#"{"type":"connection_ack"}"#)
-            try await status.waitFor(.connected)
+        try await withGraphQLSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog) async throws in
             let inFlight = Task { try await session.publish(["query": "mutation { a }"], to: "m") }
             #expect(await log.nextSent() == #"{"id":"p1","payload":{"query":"mutation { a }"},"type":"subscribe"}"#)
             await clock.advance(by: .seconds(60))
@@ -76,7 +83,6 @@ struct SessionProtocolAdapterTests {
             let error = await #expect(throws: SessionError.self) { try await inFlight.value }
             #expect(error?.code == .connectionLost)
             #expect(error?.message.contains("may have been applied") == true)
-            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
             let queued = Task { try await session.publish(["query": "mutation { b }"], to: "m") }
             var skipped: [ScriptedTransport.Event] = []
             #expect(await log.nextSent(skipped: &skipped) == #"{"payload":{"token":"test-token"},"type":"connection_init"}"#)
@@ -89,13 +95,7 @@ struct SessionProtocolAdapterTests {
 
     @Test("graphql-transport-ws: an error for a subscription already counted as made ends it, rejected")
     func lateSubscriptionError() async throws {
-        let transport = ScriptedTransport(subprotocol: "graphql-transport-ws")
-        let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
-        var log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            _ = await log.nextSent()
-            transport.push(#"{"type":"connection_ack"}"#)
-            try await status.waitFor(.connected)
+        try await withGraphQLSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog) async throws in
             var messages = try await session.subscribe(to: Topic.graphQL("bad", query: "subscription { nope }")).makeAsyncIterator()
             _ = await log.nextSent()
             transport.push(#"{"id":"s1","type":"error","payload":[{"message":"Cannot query field 'nope'"}]}"#)
