@@ -11,6 +11,7 @@ public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
             case appRequested
             case appBackgrounded
             case watchdogExpired
+            case backgroundTimeExpired
             case networkLost
             case networkUnreachable
             case serverClosed
@@ -31,6 +32,10 @@ public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
         public static let appBackgrounded = Code(wrapped: .appBackgrounded)
         /// Indicates that no `ping()` came within the background window (Manual mode).
         public static let watchdogExpired = Code(wrapped: .watchdogExpired)
+        /// Indicates that the OS took back the app's background execution time before the policy
+        /// was done with the connection (iOS suspends the app then): closed in order instead of
+        /// frozen open.
+        public static let backgroundTimeExpired = Code(wrapped: .backgroundTimeExpired)
         /// Indicates that the connection was lost or could not be opened.
         public static let networkLost = Code(wrapped: .networkLost)
         /// Indicates that the network is unreachable.
@@ -65,6 +70,7 @@ public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
     public static let appRequested = DisconnectReason(.appRequested)
     public static let appBackgrounded = DisconnectReason(.appBackgrounded)
     public static let watchdogExpired = DisconnectReason(.watchdogExpired)
+    public static let backgroundTimeExpired = DisconnectReason(.backgroundTimeExpired)
     public static let networkLost = DisconnectReason(.networkLost)
     public static let networkUnreachable = DisconnectReason(.networkUnreachable)
     public static let credentialsRejected = DisconnectReason(.credentialsRejected)

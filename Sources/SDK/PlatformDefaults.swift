@@ -14,6 +14,16 @@ public enum PlatformDefaults {
         #endif
     }
 
+    /// Background execution time: `UIApplication.beginBackgroundTask` on iOS, iPadOS, tvOS and
+    /// visionOS (not in app extensions); elsewhere nothing to ask for (``NoBackgroundTime``).
+    public static func backgroundTime() -> any BackgroundTimeProvider {
+        #if canImport(UIKit) && !os(watchOS)
+        UIKitBackgroundTime()
+        #else
+        NoBackgroundTime()
+        #endif
+    }
+
     /// `NWPathMonitor` on Apple platforms; elsewhere (Linux) a manual monitor that changes only
     /// when told.
     public static func networkMonitor() -> any NetworkMonitor {

@@ -24,6 +24,10 @@ extension Session {
         case publishCancelled(UInt64)
         /// Work was queued for the run loop to start.
         case wake
+        /// The close frame of a connection torn down in the background was written.
+        case backgroundCloseFlushed(serial: UInt64)
+        /// The OS took back the background time held under `serial`.
+        case backgroundTimeExpired(serial: UInt64)
     }
 
     /// The timers a session arms: the policy's, and its own for deadlines.
@@ -45,6 +49,8 @@ extension Session {
         case read(attempt: UInt64, connection: any TransportConnection, cancel: OneShot)
         case write(attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>, settled: OneShot)
         case timer(TimerKey, serial: UInt64, deadline: SessionClock.Instant, cancel: OneShot)
+        /// Waits for `signal`, then hands `input` to the funnel.
+        case whenFired(OneShot, then: Input)
         case customStep(RecoveryStepID, serial: UInt64, perform: @Sendable (RecoveryStepContext) async throws -> Void, context: RecoveryStepContext, cancel: OneShot)
     }
 

@@ -90,6 +90,10 @@ extension Session {
             withdrawFromOutbox(key)
         case .wake:
             break
+        case .backgroundCloseFlushed(let serial):
+            backgroundCloseFlushed(serial: serial)
+        case .backgroundTimeExpired(let serial):
+            backgroundTimeExpired(serial: serial)
         }
     }
 
@@ -129,6 +133,11 @@ extension Session {
             case .write(let attempt, let connection, let frames, let settled):
                 group.addTask {
                     await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink)
+                }
+            case .whenFired(let signal, let input):
+                group.addTask {
+                    await signal.wait()
+                    sink.yield(input)
                 }
             case .customStep(let id, let serial, let perform, let context, let cancel):
                 group.addTask {

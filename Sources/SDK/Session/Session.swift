@@ -17,6 +17,7 @@ public actor Session {
     nonisolated let clock: SessionClock
     nonisolated let lifecycleSource: (any LifecycleSource)?
     nonisolated let networkMonitor: (any NetworkMonitor)?
+    nonisolated let backgroundTime: any BackgroundTimeProvider
     nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
     nonisolated let reportBroadcaster = Broadcaster<RecoveryReport>(nil)
     nonisolated let outboxBroadcaster = Broadcaster<Int>(0)
@@ -24,14 +25,24 @@ public actor Session {
     nonisolated let inputSink: AsyncStream<Input>.Continuation
 
     var policy: any SessionPolicy
-    var lifecycle: AppLifecycleState
+    var lifecycle: AppLifecycleState {
+        didSet { reconcileBackgroundTime() }
+    }
     var isNetworkReachable = true
-    var link: Link = .idle
+    var link: Link = .idle {
+        didSet { reconcileBackgroundTime() }
+    }
+    /// The background time held now (see ``BackgroundTimeProvider``), and what it is for.
+    var backgroundGrant: BackgroundHold?
+    /// The close of a connection torn down in the background, until its frame is written.
+    var backgroundCloseFlush: OneShot?
     /// The current connection's protocol machine: made fresh for every socket, dropped with it.
     var machine: (any WireMachine)?
     /// The channel of every subscription the current connection's protocol confirmed.
     var wireSubscriptions: [SubscriptionID: String] = [:]
-    var runPhase: RunPhase = .notStarted
+    var runPhase: RunPhase = .notStarted {
+        didSet { reconcileBackgroundTime() }
+    }
     /// Signals that the most recent attempt holds no socket any more; the next attempt waits for it.
     var lastAttemptSettled: OneShot?
     var nextAttemptID: UInt64 = 0
@@ -103,18 +114,23 @@ public actor Session {
     ///     ``setAppState(_:)`` (the session then starts as `active`).
     ///   - network: where reachability changes come from; `nil` to report them only with
     ///     ``setNetworkReachable(_:)``.
+    ///   - backgroundTime: where background execution time comes from
+    ///     (``PlatformDefaults/backgroundTime()`` on iOS, so Manual's window and Auto's grace
+    ///     really run there); by default none is asked for.
     public init(
         settings: AppSettings,
         transport: any Transport,
         clock: any Clock<Duration> = ContinuousClock(),
         lifecycle: (any LifecycleSource)? = nil,
-        network: (any NetworkMonitor)? = nil
+        network: (any NetworkMonitor)? = nil,
+        backgroundTime: any BackgroundTimeProvider = NoBackgroundTime()
     ) {
         self.settings = settings
         self.transport = transport
         self.clock = SessionClock(clock)
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
+        self.backgroundTime = backgroundTime
         self.policy = settings.makePolicy()
         self.lifecycle = lifecycle?.state ?? .active
         self.isNetworkReachable = network?.isReachable ?? true
@@ -128,9 +144,10 @@ public actor Session {
         transport: any Transport,
         clock: any Clock<Duration> = ContinuousClock(),
         lifecycle: (any LifecycleSource)? = nil,
-        network: (any NetworkMonitor)? = nil
+        network: (any NetworkMonitor)? = nil,
+        backgroundTime: any BackgroundTimeProvider = NoBackgroundTime()
     ) async -> Session {
-        let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: lifecycle, network: network)
+        let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: lifecycle, network: network, backgroundTime: backgroundTime)
         await session.startRunner()
         return session
     }

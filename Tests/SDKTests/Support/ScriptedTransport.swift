@@ -16,15 +16,18 @@ final class ScriptedTransport: Transport {
     private let logSink: AsyncStream<Event>.Continuation
     private let chosenSubprotocol: String?
     private let refusals: Locked<[TransportError]>
+    /// When set, a client's close is written only once it fires (a slow network at the end).
+    private let closeGate: OneShot?
     private let current = Locked<AsyncStream<TransportEvent>.Continuation?>(nil)
 
     /// - Parameters:
     ///   - subprotocol: the subprotocol the "server" chooses.
     ///   - refusals: errors the next opens fail with, in order.
-    init(subprotocol: String? = nil, refusals: [TransportError] = []) {
+    init(subprotocol: String? = nil, refusals: [TransportError] = [], closeGate: OneShot? = nil) {
         (log, logSink) = AsyncStream<Event>.makeStream()
         chosenSubprotocol = subprotocol
         self.refusals = Locked(refusals)
+        self.closeGate = closeGate
     }
 
     func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
@@ -36,7 +39,7 @@ final class ScriptedTransport: Transport {
         if let refusal = refusals.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw refusal }
         let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
         current.withLock { $0 = continuation }
-        return Connection(events: events, continuation: continuation, subprotocol: chosenSubprotocol, log: logSink)
+        return Connection(events: events, continuation: continuation, subprotocol: chosenSubprotocol, log: logSink, closeGate: closeGate)
     }
 
     /// The server sends a text frame on the open connection.
@@ -59,12 +62,17 @@ final class ScriptedTransport: Transport {
         private let continuation: AsyncStream<TransportEvent>.Continuation
         private let log: AsyncStream<Event>.Continuation
         private let isClosed = Locked(false)
+        private let closeGate: OneShot?
 
-        init(events: AsyncStream<TransportEvent>, continuation: AsyncStream<TransportEvent>.Continuation, subprotocol: String?, log: AsyncStream<Event>.Continuation) {
+        init(
+            events: AsyncStream<TransportEvent>, continuation: AsyncStream<TransportEvent>.Continuation, subprotocol: String?,
+            log: AsyncStream<Event>.Continuation, closeGate: OneShot?
+        ) {
             self.events = events
             self.continuation = continuation
             self.subprotocol = subprotocol
             self.log = log
+            self.closeGate = closeGate
         }
 
         func send(_ frame: TransportFrame) async throws {
@@ -79,6 +87,7 @@ final class ScriptedTransport: Transport {
                 return !closed
             }
             guard first else { return }
+            await closeGate?.wait()
             log.yield(.closed(code))
             continuation.yield(.closed(code: code, reason: reason))
             continuation.finish()
