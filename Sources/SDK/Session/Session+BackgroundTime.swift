@@ -95,3 +95,14 @@ extension Session.Link {
         }
     }
 }
+
+extension Session {
+    /// What is wrong with the background time held now, or `nil`: it is held exactly when
+    /// ``needsBackgroundTime`` (for the property tests and the chaos checker).
+    package var backgroundTimeProblem: String? {
+        let held = backgroundGrant != nil
+        guard held != needsBackgroundTime else { return nil }
+        return "background time \(held ? "held" : "not held") with the app \(lifecycle), socket \(link.summary), "
+            + "close \(backgroundCloseFlush == nil ? "written" : "pending"), run \(runPhase)"
+    }
+}
