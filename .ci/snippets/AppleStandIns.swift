@@ -3,6 +3,8 @@
 // (Linux CI). They let the snippets be type-checked for Tether's API as written; they prove
 // nothing about Apple's. On Apple platforms the snippets compile against the real frameworks.
 
+import Foundation
+
 // MARK: SwiftUI
 
 @MainActor public protocol View {
@@ -40,7 +42,21 @@ public struct EnvironmentValues {
     public var wrappedValue: Value { EnvironmentValues()[keyPath: \EnvironmentValues.scenePhase] as! Value }
 }
 
+@MainActor public protocol ViewModifier {
+    associatedtype Body: View
+    typealias Content = ViewModifierContent<Self>
+    @ViewBuilder func body(content: Content) -> Body
+}
+
+public struct ViewModifierContent<Modifier: ViewModifier>: View {
+    public var body: Never { fatalError() }
+}
+
 extension View {
+    public func modifier<T: ViewModifier>(_ modifier: T) -> some View {
+        ModifiedView<Self>()
+    }
+
     public func task(priority: TaskPriority = .userInitiated, _ action: @escaping @isolated(any) @Sendable () async -> Void) -> some View {
         ModifiedView<Self>()
     }
@@ -98,4 +114,29 @@ open class BGTask: @unchecked Sendable {
 open class BGTaskScheduler: @unchecked Sendable {
     public static let shared = BGTaskScheduler()
     open func register(forTaskWithIdentifier identifier: String, using queue: AnyObject?, launchHandler: @escaping @Sendable (BGTask) -> Void) -> Bool { true }
+}
+
+// MARK: UIKit
+
+public struct UIBackgroundTaskIdentifier: Hashable, Sendable {
+    public let rawValue: Int
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
+}
+
+@MainActor public final class UIApplication {
+    public static let shared = UIApplication()
+
+    public func beginBackgroundTask(
+        withName taskName: String?, expirationHandler handler: (@MainActor @Sendable () -> Void)? = nil
+    ) -> UIBackgroundTaskIdentifier {
+        .invalid
+    }
+
+    public func endBackgroundTask(_ identifier: UIBackgroundTaskIdentifier) {}
+
+    nonisolated public static let didBecomeActiveNotification = NSNotification.Name("UIApplicationDidBecomeActiveNotification")
+    nonisolated public static let willResignActiveNotification = NSNotification.Name("UIApplicationWillResignActiveNotification")
+    nonisolated public static let didEnterBackgroundNotification = NSNotification.Name("UIApplicationDidEnterBackgroundNotification")
+    nonisolated public static let willEnterForegroundNotification = NSNotification.Name("UIApplicationWillEnterForegroundNotification")
 }

@@ -84,4 +84,26 @@ for path, blocks in sources:
             target.write_text(text)
         count += 1
         print(f"snippet {name} -> {target.relative_to(out)}")
+# The SDK's Apple-only files, type-checked here against the stand-ins (their `#if` for the
+# framework becomes `#if true`; other platforms' blocks stay out).
+if not apple:
+    apple_only = {"#if canImport(SwiftUI)", "#if canImport(UIKit) && !os(watchOS)"}
+    for path in sorted((root / "Sources" / "SDK").rglob("*.swift")):
+        lines = path.read_text().splitlines()
+        if not any(line.strip() in apple_only for line in lines):
+            continue
+        text = []
+        for line in lines:
+            if line.strip() in apple_only:
+                line = "#if true"
+            elif re.match(r"^(public )?import (SwiftUI|UIKit)$", line.strip()):
+                line = "import AppleStandIns"
+            elif re.match(r"^public import ", line.strip()):
+                line = line.replace("public import ", "import ")
+            text.append(line)
+        header = f"// From {path.relative_to(root)} (Apple-only, against the stand-ins)\nimport SDK\nimport ConnectionPolicy\n"
+        target = out / "Sources" / "Snippets" / f"AppleOnly_{path.stem.replace('+', '_')}.swift"
+        target.write_text(header + "\n".join(text) + "\n")
+        count += 1
+        print(f"apple-only {path.relative_to(root)} -> {target.relative_to(out)}")
 print(f"snippets: {count}")

@@ -6,9 +6,12 @@ import SDKTesting
 struct ChaosApp {
     enum Step: Hashable, Sendable, CustomStringConvertible {
         case background, foreground, connect, disconnect, ping
+        /// The OS takes back the app's background time (iOS's budget ran out).
+        case backgroundTimeExpires
 
         var description: String {
             switch self {
+            case .backgroundTimeExpires: "the OS takes back the background time"
             case .background: "background"
             case .foreground: "foreground"
             case .connect: "connect()"
@@ -21,6 +24,8 @@ struct ChaosApp {
     let session: Session
     let lifecycle: ManualLifecycleSource
     let transport: CountingTransport
+    /// The session's background time (a fake: the invariants read it).
+    let backgroundTime: TestBackgroundTime
     let auto: Bool
     /// The protocol's own timers, which Manual mode keeps in the background with its socket.
     let backgroundWireTimers: Set<String>
@@ -29,10 +34,14 @@ struct ChaosApp {
     /// Host calls started and not awaited: each must complete by the end.
     private(set) var calls: [Task<Void, Never>] = []
 
-    init(session: Session, lifecycle: ManualLifecycleSource, transport: CountingTransport, auto: Bool, backgroundWireTimers: Set<String> = []) {
+    init(
+        session: Session, lifecycle: ManualLifecycleSource, transport: CountingTransport, backgroundTime: TestBackgroundTime, auto: Bool,
+        backgroundWireTimers: Set<String> = []
+    ) {
         self.session = session
         self.lifecycle = lifecycle
         self.transport = transport
+        self.backgroundTime = backgroundTime
         self.auto = auto
         self.backgroundWireTimers = backgroundWireTimers
     }
@@ -54,6 +63,8 @@ struct ChaosApp {
             await session.disconnect()
         case .ping:
             calls.append(Task { _ = try? await session.ping() })
+        case .backgroundTimeExpires:
+            backgroundTime.expireAll()
         }
     }
 
@@ -68,6 +79,12 @@ struct ChaosApp {
     func violationsAfterStep(_ at: String) async -> [String] {
         var found: [String] = []
         if transport.maxOpen > 1 { found.append("two sockets at once \(at)") }
+        // Background time: held exactly when needed, never two, never ended twice, never in
+        // the foreground (the lifecycle change has been handled when `send` returns).
+        if let problem = await session.backgroundTimeProblem { found.append("\(problem) \(at)") }
+        if backgroundTime.heldCount > 1 { found.append("\(backgroundTime.heldCount) background-time grants held \(at)") }
+        if backgroundTime.doubleEndCount > 0 { found.append("background time ended twice \(at)") }
+        if !isBackground, backgroundTime.heldCount != 0 { found.append("background time held in the foreground \(at)") }
         let timers = Set(await session.armedTimers)
         if isBackground {
             let allowed: Set<String> = auto ? [] : Set(["watchdog", "request", "connect-timeout"]).union(backgroundWireTimers)
@@ -92,6 +109,9 @@ struct ChaosApp {
             if !finished { found.append("a host call never completed") }
         }
         if !(await transport.waitForOpen(0, timeout: .seconds(2))) { found.append("a socket was left open after shutdown") }
+        if backgroundTime.heldCount != 0 || backgroundTime.begunCount != backgroundTime.endedCount {
+            found.append("background time after shutdown: held \(backgroundTime.heldCount), begun \(backgroundTime.begunCount), ended \(backgroundTime.endedCount)")
+        }
         if transport.maxOpen > 1 { found.append("two sockets at once (max \(transport.maxOpen))") }
         return found
     }

@@ -28,13 +28,14 @@ struct ChaosRunner {
             .heartbeat(interval: .milliseconds(300), timeout: .milliseconds(250))
             .foregroundProbeTimeout(.milliseconds(250))
             .build()
-        let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
+        let backgroundTime = TestBackgroundTime()
+        let session = Session(settings: settings, transport: transport, lifecycle: lifecycle, backgroundTime: backgroundTime)
         let violations = Locked([String]())
         func violated(_ text: String) { violations.withLock { $0.append(text) } }
 
         let epoch = Locked(0)
         var consumers: [Int: (subscription: Subscription, received: Locked<[(epoch: Int, sequence: UInt64)]>, task: Task<Void, Never>)] = [:]
-        var app = ChaosApp(session: session, lifecycle: lifecycle, transport: transport, auto: auto)
+        var app = ChaosApp(session: session, lifecycle: lifecycle, transport: transport, backgroundTime: backgroundTime, auto: auto)
 
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await session.run() }

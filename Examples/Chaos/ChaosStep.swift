@@ -29,7 +29,7 @@ enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
         var random = SplitMix64(seed: seed)
         return (0..<count).map { _ in
             let channel = Int(random.next() % 3)
-            switch random.next() % 22 {
+            switch random.next() % 23 {
             case 0, 1, 2: return .app(.background)
             case 3, 4, 5: return .app(.foreground)
             case 6, 7: return .app(.connect)
@@ -43,7 +43,8 @@ enum ChaosStep: Hashable, Sendable, CustomStringConvertible {
             case 18: return .refuse(random.next() % 2 == 0)
             case 19: return .freeze(random.next() % 2 == 0)
             case 20: return [.delay(Int(random.next() % 40)), .restart, .rejectCredentials(random.next() % 2 == 0)][Int(random.next() % 3)]
-            default: return [.close(4000), .close(4429), .close(1001)][Int(random.next() % 3)]
+            case 21: return [.close(4000), .close(4429), .close(1001)][Int(random.next() % 3)]
+            default: return .app(.backgroundTimeExpires)
             }
         }
     }

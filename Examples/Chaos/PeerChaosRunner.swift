@@ -68,12 +68,13 @@ struct PeerChaosRunner {
             .heartbeat(interval: .milliseconds(300), timeout: .milliseconds(300))
             .foregroundProbeTimeout(.milliseconds(300))
             .build()
-        let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
+        let backgroundTime = TestBackgroundTime()
+        let session = Session(settings: settings, transport: transport, lifecycle: lifecycle, backgroundTime: backgroundTime)
         let violations = Locked([String]())
         func violated(_ text: String) { violations.withLock { $0.append(text) } }
 
         var consumers: [Int: (received: Locked<[JSONValue]>, task: Task<Void, Never>)] = [:]
-        var app = ChaosApp(session: session, lifecycle: lifecycle, transport: transport, auto: auto, backgroundWireTimers: peer.wireTimers)
+        var app = ChaosApp(session: session, lifecycle: lifecycle, transport: transport, backgroundTime: backgroundTime, auto: auto, backgroundWireTimers: peer.wireTimers)
         let reports = Task {
             for await report in session.recoveryReports where !report.caughtUp.isEmpty || !report.gaps.isEmpty {
                 violated("a report claims a catch-up (or a gap) the protocol cannot know: \(report)")

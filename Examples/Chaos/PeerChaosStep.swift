@@ -34,7 +34,7 @@ enum PeerChaosStep: Hashable, Sendable, CustomStringConvertible {
         var random = SplitMix64(seed: seed)
         return (0..<count).map { _ in
             let channel = Int(random.next() % 3)
-            switch random.next() % 20 {
+            switch random.next() % 21 {
             case 0, 1, 2: return .app(.background)
             case 3, 4, 5: return .app(.foreground)
             case 6, 7: return .app(.connect)
@@ -47,7 +47,8 @@ enum PeerChaosStep: Hashable, Sendable, CustomStringConvertible {
             case 16: return .start
             case 17: return .stop
             case 18: return .resume
-            default: return .restart
+            case 19: return .restart
+            default: return .app(.backgroundTimeExpires)
             }
         }
     }

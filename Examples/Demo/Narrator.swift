@@ -99,9 +99,10 @@ final class StatusWatcher: Sendable {
 /// Runs `body` with a session over the NIO transport running and a watcher narrating its status;
 /// a scenario that throws is a failed check, and the session is shut down either way.
 func withNarratedSession(
-    _ settings: AppSettings, lifecycle: ManualLifecycleSource, narrator: Narrator, _ body: (Session, StatusWatcher) async throws -> Void
+    _ settings: AppSettings, lifecycle: ManualLifecycleSource, narrator: Narrator, backgroundTime: any BackgroundTimeProvider = NoBackgroundTime(),
+    _ body: (Session, StatusWatcher) async throws -> Void
 ) async throws {
-    let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
+    let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle, backgroundTime: backgroundTime)
     let watcher = StatusWatcher(narrator: narrator)
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await watcher.follow(session) }

@@ -19,8 +19,11 @@ struct Scenarios {
             .build()
     }
 
-    func withSession(_ settings: AppSettings, lifecycle: ManualLifecycleSource, _ body: (Session, StatusWatcher) async throws -> Void) async throws {
-        try await withNarratedSession(settings, lifecycle: lifecycle, narrator: narrator, body)
+    func withSession(
+        _ settings: AppSettings, lifecycle: ManualLifecycleSource, backgroundTime: any BackgroundTimeProvider = NoBackgroundTime(),
+        _ body: (Session, StatusWatcher) async throws -> Void
+    ) async throws {
+        try await withNarratedSession(settings, lifecycle: lifecycle, narrator: narrator, backgroundTime: backgroundTime, body)
     }
 
     func auto() async throws {
@@ -82,7 +85,8 @@ struct Scenarios {
         narrator.section("Manual mode: connect() and disconnect() are the app's; a background watchdog")
         narrator.say("(the demo shortens the 30 s watchdog to 2 s through AppSettings.backgroundTimeout)")
         let lifecycle = ManualLifecycleSource(initialState: .active)
-        try await withSession(try settings(auto: false, backgroundTimeout: window), lifecycle: lifecycle) { session, watcher in
+        let backgroundTime = DemoBackgroundTime(narrator: narrator)
+        try await withSession(try settings(auto: false, backgroundTimeout: window), lifecycle: lifecycle, backgroundTime: backgroundTime) { session, watcher in
             try await Task.sleep(for: .milliseconds(300))
             narrator.check(session.status == .disconnected(.notStarted), "at launch nothing connects until the app calls connect()", detail: "\(session.status)")
 
@@ -94,6 +98,7 @@ struct Scenarios {
             await lifecycle.send(.background)
             let timers = await session.armedTimers
             narrator.check(timers == ["watchdog"], "the watchdog is armed (2 s); still connected", detail: "\(timers)")
+            narrator.check(backgroundTime.heldCount == 1, "background time is held while the socket stays open in the background (what keeps iOS from suspending the app)")
             for second in 1...3 {
                 try await Task.sleep(for: .seconds(1))
                 try await session.ping()
@@ -106,6 +111,8 @@ struct Scenarios {
             let watchdog = await watcher.wait(timeout: .seconds(4)) { $0 == .disconnected(.watchdogExpired) }
             let waited = ContinuousClock.now - stoppedAt
             narrator.check(watchdog != nil && waited >= .milliseconds(1900), "disconnected by the watchdog \(Narrator.seconds(waited)) after the last ping")
+            let released = await backgroundTime.waitUntilReleased(timeout: .seconds(2))
+            narrator.check(released, "the background time is released once the close frame is written")
 
             narrator.say("app returns to the foreground")
             await lifecycle.send(.active)

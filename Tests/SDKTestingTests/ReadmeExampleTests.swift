@@ -2,7 +2,7 @@ import SDK
 import SDKTesting
 import Testing
 
-// The host-app test the README shows, verbatim: if this stops compiling or passing, the README
+// The host-app tests the README shows, verbatim: if this stops compiling or passing, the README
 // is wrong.
 @Suite("README example", .timeLimit(.minutes(1)))
 struct ReadmeExampleTests {
@@ -15,6 +15,17 @@ struct ReadmeExampleTests {
             #expect(session.status == .disconnected(.appBackgrounded))
             await lifecycle.foreground()
             try await status.waitFor(.connected)
+        }
+    }
+
+    @Test func backgroundTimeIsHeldThenExpires() async throws {
+        let time = TestBackgroundTime(), lifecycle = LifecycleDriver(initialState: .background)
+        let session = Session(settings: try .testing(auto: false), transport: TestServer().transport(), clock: TestClock(), lifecycle: lifecycle, backgroundTime: time)
+        try await withRunningSession(session) { status in
+            try await session.connect()   // Manual, in the background: the time is held
+            #expect(time.heldCount == 1)
+            time.expireAll()              // iOS takes it back: closed in order, typed
+            try await status.waitFor(.disconnected(.backgroundTimeExpired))
         }
     }
 }

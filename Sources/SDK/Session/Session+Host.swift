@@ -70,6 +70,14 @@ extension Session {
         }
     }
 
+    /// Reports the app's lifecycle state without waiting, for synchronous callers (SwiftUI's
+    /// `onChange(of: scenePhase)`, a UIKit delegate method): reports are applied in the order
+    /// they were made, once `run()` runs, as ``setAppState(_:)`` applies them. (Separate tasks
+    /// each calling `setAppState` would not be ordered.)
+    public nonisolated func reportAppState(_ state: AppLifecycleState) {
+        inputSink.yield(.appStateReported(state))
+    }
+
     /// Tells the session whether the network is reachable: unreachable stops retries, reachable
     /// tries again at once.
     public func setNetworkReachable(_ reachable: Bool) {

@@ -24,6 +24,8 @@ extension Session {
         case publishCancelled(UInt64)
         /// Work was queued for the run loop to start.
         case wake
+        /// The app reported its lifecycle state without waiting (``Session/reportAppState(_:)``).
+        case appStateReported(AppLifecycleState)
         /// The close frame of a connection torn down in the background was written.
         case backgroundCloseFlushed(serial: UInt64)
         /// The OS took back the background time held under `serial`.

@@ -90,6 +90,8 @@ extension Session {
             withdrawFromOutbox(key)
         case .wake:
             break
+        case .appStateReported(let state):
+            setAppState(state)
         case .backgroundCloseFlushed(let serial):
             backgroundCloseFlushed(serial: serial)
         case .backgroundTimeExpired(let serial):

@@ -7,22 +7,36 @@ struct LifecycleSourceTests {
     @Test(
         "the platform mappings use the raw notification names",
         arguments: [
-            (LifecycleNotificationMapping.uiKit, "UIApplicationDidEnterBackgroundNotification", AppLifecycleState.background),
-            (.uiKit, "UIApplicationDidBecomeActiveNotification", .active),
-            (.uiKit, "UIApplicationWillResignActiveNotification", .inactive),
-            (.appKit, "NSApplicationDidHideNotification", .background),
-            (.appKit, "NSApplicationDidBecomeActiveNotification", .active),
-            (.watchKit, "WKApplicationDidEnterBackgroundNotification", .background),
+            (LifecycleNotificationMapping.uiKitByName, "UIApplicationDidEnterBackgroundNotification", AppLifecycleState.background),
+            (.uiKitByName, "UIApplicationDidBecomeActiveNotification", .active),
+            (.uiKitByName, "UIApplicationWillResignActiveNotification", .inactive),
+            (.appKitByName, "NSApplicationDidHideNotification", .background),
+            (.appKitByName, "NSApplicationDidBecomeActiveNotification", .active),
+            (.watchKitByName, "WKApplicationDidEnterBackgroundNotification", .background),
         ]
     )
     func mappings(mapping: LifecycleNotificationMapping, name: String, state: AppLifecycleState) {
         #expect(mapping.states[Notification.Name(name)] == state)
     }
 
+    #if canImport(UIKit) && !os(watchOS)
+    @Test("on UIKit, the framework's constants are the raw names the tests use")
+    func uiKitConstants() {
+        #expect(LifecycleNotificationMapping.uiKit == .uiKitByName)
+    }
+    #endif
+
+    #if canImport(AppKit) && !targetEnvironment(macCatalyst)
+    @Test("on AppKit, the framework's constants are the raw names the tests use")
+    func appKitConstants() {
+        #expect(LifecycleNotificationMapping.appKit == .appKitByName)
+    }
+    #endif
+
     @Test("a notification posted on an injected center changes the state and is delivered")
     func notifications() async {
         let center = NotificationCenter()
-        let source = NotificationLifecycleSource(center: center, mapping: .uiKit)
+        let source = NotificationLifecycleSource(center: center, mapping: .uiKitByName)
         #expect(source.state == .active)
         let received = Locked([AppLifecycleState]())
         await confirmation("background delivered") { delivered in
@@ -49,7 +63,7 @@ struct LifecycleSourceTests {
     @Test("an unrelated notification changes nothing")
     func unrelated() {
         let center = NotificationCenter()
-        let source = NotificationLifecycleSource(center: center, mapping: .uiKit, initialState: .inactive)
+        let source = NotificationLifecycleSource(center: center, mapping: .uiKitByName, initialState: .inactive)
         center.post(name: Notification.Name("SomethingElse"), object: nil)
         #expect(source.state == .inactive)
     }

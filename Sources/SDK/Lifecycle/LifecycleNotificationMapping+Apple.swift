@@ -1,0 +1,44 @@
+// The platform mappings, with the frameworks' own notification constants (each declared
+// `nonisolated class let …: NSNotification.Name`). Not compiled on Linux: the same notifications
+// by raw name (`uiKitByName`, …) are what the tests there use.
+#if canImport(UIKit) && !os(watchOS)
+public import UIKit
+
+extension LifecycleNotificationMapping {
+    /// UIKit (iOS, iPadOS, tvOS, visionOS, Mac Catalyst).
+    public static let uiKit = LifecycleNotificationMapping([
+        UIApplication.didBecomeActiveNotification: .active,
+        UIApplication.willResignActiveNotification: .inactive,
+        UIApplication.didEnterBackgroundNotification: .background,
+        UIApplication.willEnterForegroundNotification: .inactive,
+    ])
+}
+#endif
+
+#if canImport(WatchKit)
+public import WatchKit
+
+extension LifecycleNotificationMapping {
+    /// WatchKit (watchOS).
+    public static let watchKit = LifecycleNotificationMapping([
+        WKApplication.didBecomeActiveNotification: .active,
+        WKApplication.willResignActiveNotification: .inactive,
+        WKApplication.didEnterBackgroundNotification: .background,
+        WKApplication.willEnterForegroundNotification: .inactive,
+    ])
+}
+#endif
+
+#if canImport(AppKit) && !targetEnvironment(macCatalyst)
+public import AppKit
+
+extension LifecycleNotificationMapping {
+    /// AppKit (macOS): hidden counts as background, not frontmost as inactive.
+    public static let appKit = LifecycleNotificationMapping([
+        NSApplication.didBecomeActiveNotification: .active,
+        NSApplication.didResignActiveNotification: .inactive,
+        NSApplication.didHideNotification: .background,
+        NSApplication.didUnhideNotification: .inactive,
+    ])
+}
+#endif
