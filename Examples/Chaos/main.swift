@@ -45,6 +45,7 @@ func runGuarded<Step: CustomStringConvertible & Sendable>(
         }
         guard let first = try await group.next(), let found = first else {
             say("chaos: HANG — schedule with seed \(seed) did not finish within \(limit): \(steps.map(\.description).joined(separator: "; "))")
+            PeerServer.killAll()
             exit(3)
         }
         group.cancelAll()
@@ -125,5 +126,6 @@ do {
     exit(violations == 0 ? 0 : 1)
 } catch {
     say("chaos: failed: \(error)")
+    PeerServer.killAll()
     exit(2)
 }

@@ -100,10 +100,19 @@ final class StatusWatcher: Sendable {
 /// a scenario that throws is a failed check, and the session is shut down either way.
 func withNarratedSession(
     _ settings: AppSettings, lifecycle: ManualLifecycleSource, narrator: Narrator, backgroundTime: any BackgroundTimeProvider = NoBackgroundTime(),
-    _ body: (Session, StatusWatcher) async throws -> Void
+    limit: Duration = .seconds(60), _ body: (Session, StatusWatcher) async throws -> Void
 ) async throws {
     let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle, backgroundTime: backgroundTime)
     let watcher = StatusWatcher(narrator: narrator)
+    // A scenario that cannot finish (a server that never lets the session connect, one that
+    // never delivers) is ended after `limit` as a failed check, never left waiting: shutting the
+    // session down ends its streams and fails what waits on it.
+    let deadline = Task {
+        try await Task.sleep(for: limit)
+        narrator.check(false, "the scenario finished within \(limit)", detail: "status \(session.status)")
+        await session.shutdown()
+    }
+    defer { deadline.cancel() }
     try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await watcher.follow(session) }
         group.addTask { await session.run() }

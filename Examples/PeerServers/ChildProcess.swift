@@ -10,6 +10,10 @@ import SDK
 /// line on a thread of its own, and its exit awaited on another — so no thread of the
 /// concurrency pool ever blocks on it. (Foundation's `Process` is avoided: on Linux it keeps
 /// itself and what it holds alive after the child exits, which LeakSanitizer reports.)
+///
+/// The child's stdin is a pipe whose write end only this process holds (close-on-exec): when
+/// this process ends in any way, the child reads end of file there. A child started through
+/// `Apps/tethered.py` kills itself then, so no server outlives the tests or the chaos tool.
 final class ChildProcess: Sendable {
     struct Failure: Error, CustomStringConvertible {
         let description: String
@@ -20,18 +24,34 @@ final class ChildProcess: Sendable {
     let lines: AsyncStream<String>
     private let exitStatus = Locked<Int32?>(nil)
     private let exitedSignal = OneShot()
+    /// The write end of the child's stdin; -1 once released.
+    private let tether: Locked<Int32>
+
+    /// Every child started and not yet reaped, for ``killAll()``.
+    private static let running = Locked<Set<pid_t>>([])
 
     /// Starts `executable` (an absolute path) with `arguments`, in `environment` added to ours.
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw Failure(description: "pipe() failed: errno \(errno)") }
+        var input: [Int32] = [0, 0]
+        guard pipe(&input) == 0 else {
+            close(fds[0])
+            close(fds[1])
+            throw Failure(description: "pipe() failed: errno \(errno)")
+        }
+        // No other child may inherit the write end: it would keep the tether from ever ending.
+        _ = fcntl(input[1], F_SETFD, FD_CLOEXEC)
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, input[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         posix_spawn_file_actions_adddup2(&actions, fds[1], 2)
         posix_spawn_file_actions_addclose(&actions, fds[0])
         posix_spawn_file_actions_addclose(&actions, fds[1])
+        posix_spawn_file_actions_addclose(&actions, input[0])
+        posix_spawn_file_actions_addclose(&actions, input[1])
         // The child must not inherit this process's sockets: a server socket a child holds open
         // never closes for its peer.
         guard Self.closeFrom(&actions, 3) == 0 else { throw Failure(description: "posix_spawn_file_actions_addclosefrom_np failed") }
@@ -43,13 +63,20 @@ final class ChildProcess: Sendable {
             for item in envp { free(item) }
         }
         var child = pid_t()
-        let status = posix_spawn(&child, executable, &actions, nil, argv, envp)
+        let status = Self.running.withLock { running in
+            let status = posix_spawn(&child, executable, &actions, nil, argv, envp)
+            if status == 0 { running.insert(child) }
+            return status
+        }
         close(fds[1])
+        close(input[0])
         guard status == 0 else {
             close(fds[0])
+            close(input[1])
             throw Failure(description: "\(executable) could not be started: error \(status)")
         }
         pid = child
+        tether = Locked(input[1])
         let (lines, sink) = AsyncStream<String>.makeStream()
         self.lines = lines
         let output = fds[0]
@@ -73,6 +100,7 @@ final class ChildProcess: Sendable {
         PlainThread.detach {
             var status: Int32 = 0
             while waitpid(spawned, &status, 0) < 0, errno == EINTR {}
+            ChildProcess.running.withLock { _ = $0.remove(spawned) }
             exitStatus.withLock { $0 = status }
             exitedSignal.fire()
         }
@@ -105,6 +133,27 @@ final class ChildProcess: Sendable {
     func send(_ signal: Int32) {
         guard !hasExited else { return }
         kill(pid, signal)
+    }
+
+    /// Closes this process's end of the child's stdin, as this process ending would.
+    func releaseTether() {
+        tether.withLock { fd in
+            guard fd >= 0 else { return }
+            close(fd)
+            fd = -1
+        }
+    }
+
+    deinit {
+        releaseTether()
+    }
+
+    /// SIGKILLs every child still running, at once and without awaiting anything: for a process
+    /// about to `exit()` (a child stopped with SIGSTOP cannot notice its tether end).
+    static func killAll() {
+        running.withLock { running in
+            for pid in running { kill(pid, SIGKILL) }
+        }
     }
 
     /// Runs a command to its end; nil when it exited 0, else its last lines of output.

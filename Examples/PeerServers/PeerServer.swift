@@ -6,6 +6,8 @@ import SDK
 /// environment under `.build/peers-venv` from `Apps/requirements.txt` (pinned versions, from
 /// PyPI), started under uvicorn on a free loopback port (127.0.0.1 only), stopped by its process
 /// id. When it cannot be provisioned the test fails with what is missing — never a silent skip.
+/// It runs through `Apps/tethered.py`, so it also ends when this process ends without stopping
+/// it (a crash, a kill from outside, `exit()` on a hang).
 public final class PeerServer: Sendable {
     public enum App: String, Sendable {
         case graphQL = "graphql_app:app"
@@ -60,7 +62,7 @@ public final class PeerServer: Sendable {
     public static func start(_ app: App, port: Int = 0, environment: [String: String] = [:]) async throws -> PeerServer {
         let python = try await provisioning.python()
         let child = try ChildProcess(
-            python.path, ["-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", String(port), "--app-dir", apps.path, "--log-level", "info"],
+            python.path, [apps.appendingPathComponent("tethered.py").path, "-m", "uvicorn", app.rawValue, "--host", "127.0.0.1", "--port", String(port), "--app-dir", apps.path, "--log-level", "info"],
             environment: environment
         )
         let server: PeerServer? = try await withThrowingTaskGroup(of: PeerServer?.self) { group in
@@ -114,6 +116,22 @@ public final class PeerServer: Sendable {
     /// Waits for the process to exit (after a SIGKILL).
     public func exited() async {
         _ = await child.exited()
+    }
+
+    /// Waits up to `limit` for the process to exit; true when it has.
+    public func exited(within limit: Duration) async -> Bool {
+        await child.exited(within: limit)
+    }
+
+    /// Lets go of the server as this process ending would (it then ends itself).
+    public func releaseTether() {
+        child.releaseTether()
+    }
+
+    /// SIGKILLs every server (every child) this process started and has not seen exit, at once:
+    /// call it right before `exit()` when there is no time to stop them in order.
+    public static func killAll() {
+        ChildProcess.killAll()
     }
 
     /// Runs `body` with `app` running; stops it afterwards, also when `body` throws.

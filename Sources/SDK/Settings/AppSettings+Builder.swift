@@ -232,6 +232,9 @@ extension AppSettings {
             if let problem = backoff.problem { throw SettingsError(.invalidBackoff, problem) }
             guard (0...100_000).contains(outboxLimit) else { throw SettingsError(.invalidLimit, "outboxLimit must be 0 to 100000 (got \(outboxLimit))") }
             guard (1...100).contains(replayAttempts) else { throw SettingsError(.invalidLimit, "replayAttempts must be 1 to 100 (got \(replayAttempts))") }
+            if case .adapter(let adapter) = serverProtocol.kind, let problem = adapter.settingsProblem {
+                throw SettingsError(.invalidProtocol, problem)
+            }
             let mode: Mode = if let customPolicy { .custom(customPolicy.name) } else if autoEstablish { .auto } else { .manual }
             return AppSettings(
                 serverURL: url,

@@ -3,7 +3,7 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
     /// The kind of problem. New codes may be added; `switch` with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
-            case missingURL, invalidURL, insecureTransport, invalidDuration, invalidBackoff, invalidLimit
+            case missingURL, invalidURL, insecureTransport, invalidDuration, invalidBackoff, invalidLimit, invalidProtocol
         }
 
         let wrapped: Wrapped
@@ -20,6 +20,9 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         public static let invalidBackoff = Code(wrapped: .invalidBackoff)
         /// A size or count is out of range.
         public static let invalidLimit = Code(wrapped: .invalidLimit)
+        /// The server protocol's own options do not work (an empty or reserved Socket.IO event
+        /// name, an empty query item name).
+        public static let invalidProtocol = Code(wrapped: .invalidProtocol)
 
         public var description: String { wrapped.rawValue }
     }

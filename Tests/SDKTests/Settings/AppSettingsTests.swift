@@ -57,6 +57,34 @@ struct AppSettingsTests {
         }
     }
 
+    @Test(
+        "a Socket.IO configuration that would connect and then do nothing is refused at build()",
+        arguments: [
+            (ServerProtocol.socketIO(credentialsInQuery: ""), "empty query item"),
+            (.socketIO(credentialsInQuery: "EIO"), "Engine.IO uses itself"),
+            (.socketIO(events: SocketIOEvents(join: "")), "join event name is empty"),
+            (.socketIO(events: SocketIOEvents(message: "disconnect")), "reserved by Socket.IO"),
+            (.socketIO(events: SocketIOEvents(join: "room", leave: "room")), "join and leave events are both 'room'"),
+            (.socketIO(events: SocketIOEvents(channelKey: "")), "channelKey"),
+        ]
+    )
+    func invalidSocketIO(serverProtocol: ServerProtocol, problem: String) {
+        do {
+            _ = try base.serverProtocol(serverProtocol).build()
+            Issue.record("expected invalidProtocol (\(problem))")
+        } catch {
+            #expect(error.code == .invalidProtocol)
+            #expect(error.message.contains(problem), "\(error)")
+        }
+    }
+
+    @Test("a Socket.IO configuration with its own names and a query item is accepted")
+    func validSocketIO() throws {
+        let events = SocketIOEvents(join: "subscribe", leave: "unsubscribe", publish: "send", message: "broadcast", channelKey: "channel")
+        let settings = try base.serverProtocol(.socketIO(events: events, credentialsInQuery: "access_token")).build()
+        #expect(settings.serverProtocol.name == "socket.io")
+    }
+
     @Test("ws:// is allowed for loopback, or when insecure transport is allowed explicitly", arguments: ["ws://127.0.0.1:8080/", "ws://localhost/", "ws://[::1]:9/"])
     func loopbackIsFine(url: String) throws {
         _ = try AppSettings.Builder().serverURL(url).build()

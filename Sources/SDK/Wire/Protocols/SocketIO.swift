@@ -69,6 +69,32 @@ package struct SocketIO: WireProtocolDescription {
 
     package func makeConnectionMachine() -> any WireMachine { makeMachine() }
 
+    /// Event names Socket.IO reserves: an app's handler never receives them.
+    static let reservedEvents: Set<String> = ["connect", "connect_error", "disconnect", "disconnecting", "newListener", "removeListener"]
+    /// Query items Engine.IO's handshake uses itself.
+    static let reservedQueryItems: Set<String> = ["EIO", "transport", "sid", "t"]
+
+    /// Empty, reserved or shared event names, an empty room key, a query item that is empty or
+    /// one of Engine.IO's own: each would make a session that connects and then does nothing.
+    package var settingsProblem: String? {
+        let named = [("join", events.join), ("leave", events.leave), ("publish", events.publish), ("message", events.message)]
+        for (role, name) in named {
+            if name.isEmpty { return "the Socket.IO \(role) event name is empty" }
+            if Self.reservedEvents.contains(name) { return "the Socket.IO \(role) event '\(name)' is reserved by Socket.IO" }
+        }
+        for (index, (role, name)) in named.enumerated() {
+            if let other = named[..<index].first(where: { $0.1 == name }) {
+                return "the Socket.IO \(other.0) and \(role) events are both '\(name)'"
+            }
+        }
+        if events.channelKey.isEmpty { return "the Socket.IO channelKey (the payload member naming the room) is empty" }
+        if let item = credentialsQueryItem {
+            if item.isEmpty { return "credentialsInQuery names an empty query item" }
+            if Self.reservedQueryItems.contains(item) { return "credentialsInQuery '\(item)' is a query item Engine.IO uses itself" }
+        }
+        return nil
+    }
+
     package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
 
     /// A close from the server says little here (python-socketio closes with 1000 after a ping

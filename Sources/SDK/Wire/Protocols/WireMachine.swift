@@ -190,9 +190,14 @@ package protocol WireProtocolDescription: Sendable {
     /// the credentials; 408, 429 and 5xx are passing; any other 4xx is a configuration the
     /// client cannot fix by retrying).
     func ending(httpStatus: Int) -> WireEnding
+    /// What is wrong with how the app configured this protocol, if anything (checked by
+    /// `AppSettings.Builder.build()`; default: nothing).
+    var settingsProblem: String? { get }
 }
 
 extension WireProtocolDescription {
+    package var settingsProblem: String? { nil }
+
     package func handshake(endpoint: URL, credentials: Secret?) -> Handshake {
         Handshake(url: endpoint, subprotocols: subprotocols)
     }
