@@ -11,6 +11,10 @@ public actor StatusRecorder {
         iterator = session.statusUpdates.makeAsyncIterator()
     }
 
+    public init(_ controller: ConnectionController) {
+        iterator = controller.statusUpdates.makeAsyncIterator()
+    }
+
     /// The next status change; `nil` once the session has ended.
     public func next() async -> ConnectionStatus? {
         // AsyncStream's iterator shares its storage between copies, so a copy advances it.
@@ -63,6 +67,29 @@ public func withRunningSession<Result: Sendable>(
             return result
         } catch {
             await session.shutdown()
+            try? await group.waitForAll()
+            throw error
+        }
+    }
+}
+
+/// Runs `controller` for the duration of `body`, with a recorder of its status, and shuts it
+/// down afterwards (also when `body` throws).
+@discardableResult
+public func withRunningController<Result: Sendable>(
+    _ controller: ConnectionController,
+    _ body: (StatusRecorder) async throws -> Result
+) async throws -> Result {
+    let recorder = StatusRecorder(controller)
+    return try await withThrowingTaskGroup(of: Void.self) { group in
+        group.addTask { await controller.run() }
+        do {
+            let result = try await body(recorder)
+            await controller.shutdown()
+            try await group.waitForAll()
+            return result
+        } catch {
+            await controller.shutdown()
             try? await group.waitForAll()
             throw error
         }

@@ -1,0 +1,129 @@
+public import ConnectionPolicy
+
+extension ConnectionController {
+    /// Asks for a connection and returns once connected. Throws ``SessionError`` with
+    /// ``SessionError/Code/notWanted`` when the policy does not connect now (Auto mode in the
+    /// background), ``SessionError/Code/disconnected`` (with the reason) when the controller gives
+    /// up instead (a fatal error, the app backgrounded, `disconnect()`), `CancellationError` when
+    /// the calling task is cancelled (the attempt goes on), and
+    /// ``SessionError/Code/sessionEnded`` after ``shutdown()``. While a retry is pending it keeps
+    /// waiting.
+    public func connect() async throws {
+        guard !hasEnded else { throw SessionError(.sessionEnded, "connect() after the controller ended") }
+        perform(control.connectRequested())
+        if status == .connected { return }
+        if control.phase == .idle, !control.isRetryPending {
+            throw SessionError(.notWanted, "the \(control.policy.name) policy does not connect now (app is \(control.lifecycle))", reason: status.reason)
+        }
+        let key = makeSerial()
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                if Task.isCancelled {
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    connectWaiters[key] = continuation
+                }
+            }
+        } onCancel: {
+            Task { await self.handle(.connectWaiterCancelled(key)) }
+        }
+    }
+
+    /// Disconnects; nothing reconnects by itself until the app calls ``connect()``. Returns once
+    /// the controller has let go of the connection (the client's `close` is under way).
+    public func disconnect() {
+        guard !hasEnded else { return }
+        perform(control.disconnectRequested())
+    }
+
+    /// Tells the policy the app pinged (in Manual mode in the background each ping buys another
+    /// full watchdog window), then runs the app's ping on the client, if it gave one, up to the
+    /// ping timeout. Throws ``SessionError/Code/notConnected`` without a connection,
+    /// ``SessionError/Code/timedOut`` when the client's ping takes longer, and
+    /// ``SessionError/Code/sessionEnded`` after ``shutdown()``.
+    public func ping() async throws {
+        guard !hasEnded else { throw SessionError(.sessionEnded, "ping() after the controller ended") }
+        perform(control.pingRequested())
+        guard case .open = control.phase else { throw SessionError(.notConnected, "ping needs a connection (status: \(status))") }
+        guard let pinger else { return }
+        let finished = OneShot()
+        let (result, timedOut) = await race({
+            defer { finished.fire() }
+            try await pinger()
+        }, cancelledBy: Self.deadline(pingTimeout, on: clock, unless: finished))
+        if timedOut { throw SessionError(.timedOut, "the client's ping took longer than \(pingTimeout)") }
+        try result?.get()
+    }
+
+    /// Tells the controller the app's lifecycle state (from SwiftUI's `scenePhase`, or a custom
+    /// lifecycle). A repeated state changes nothing.
+    public func setAppState(_ state: AppLifecycleState) {
+        guard !hasEnded else { return }
+        perform(control.setLifecycle(state))
+    }
+
+    /// Reports the app's lifecycle state without waiting, for synchronous callers: reports are
+    /// applied in the order they were made, once ``run()`` runs.
+    public nonisolated func reportAppState(_ state: AppLifecycleState) {
+        inputSink.yield(.appStateReported(state))
+    }
+
+    /// Tells the controller whether the network is reachable: unreachable stops retries,
+    /// reachable tries again at once.
+    public func setNetworkReachable(_ reachable: Bool) {
+        guard !hasEnded else { return }
+        perform(control.setNetworkReachable(reachable))
+    }
+
+    /// Replaces the policy at run time: the old one's timers are cancelled, an open in flight
+    /// is abandoned, an open connection is kept, and the new policy decides from the facts.
+    public func replacePolicy(_ newPolicy: some SessionPolicy) {
+        guard !hasEnded else { return }
+        perform(control.replacePolicy(newPolicy))
+    }
+
+    /// A signal that fires after `limit` on `clock`, unless `done` fired first.
+    nonisolated static func deadline(_ limit: Duration, on clock: SessionClock, unless done: OneShot) -> OneShot {
+        let signal = OneShot()
+        let deadline = clock.deadline(after: limit)
+        Task {
+            _ = await race({ try await clock.sleep(until: deadline) }, cancelledBy: done)
+            if !done.hasFired { signal.fire() }
+        }
+        return signal
+    }
+}
+
+extension ConnectionController {
+    /// ``connect()`` with callbacks: `onSuccess` once connected, `onError` otherwise.
+    public nonisolated func connect(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
+        Task {
+            do {
+                try await connect()
+                onSuccess()
+            } catch {
+                onError(error)
+            }
+        }
+    }
+
+    /// ``disconnect()`` with a callback once the controller has let go.
+    public nonisolated func disconnect(onSuccess: @escaping @Sendable () -> Void) {
+        Task {
+            await disconnect()
+            onSuccess()
+        }
+    }
+
+    /// ``ping()`` with callbacks.
+    public nonisolated func ping(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
+        Task {
+            do {
+                try await ping()
+                onSuccess()
+            } catch {
+                onError(error)
+            }
+        }
+    }
+}

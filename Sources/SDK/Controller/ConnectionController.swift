@@ -1,0 +1,168 @@
+public import ConnectionPolicy
+
+/// Tether's connection policies for the client an app already has: runs a ``SessionPolicy``
+/// (``AutoPolicy``, ``ManualPolicy`` or the app's own) against a ``ManagedConnection``, and brings
+/// everything that is not protocol — the lifecycle source, the network monitor, the clock and
+/// timers, backoff and what is worth retrying, the connect timeout, never two opens at once, an
+/// open in flight cancelled when the policy stops wanting it, background execution time, status
+/// with a reason for every disconnect, logging.
+///
+/// Every input (host calls, lifecycle, network, timers, the client's reports) goes through one
+/// funnel read by ``run()``; the decisions are ``ConnectionControl``'s, the state machine
+/// ``Session`` runs too.
+///
+/// ```swift
+/// let controller = ConnectionController(connection: myClient, policy: AutoPolicy(),
+///                                       lifecycle: PlatformDefaults.lifecycleSource())
+/// Task { await controller.run() }
+/// ```
+public actor ConnectionController {
+    public nonisolated let connection: any ManagedConnection
+    nonisolated let clock: SessionClock
+    nonisolated let lifecycleSource: (any LifecycleSource)?
+    nonisolated let networkMonitor: (any NetworkMonitor)?
+    nonisolated let logger: SessionLogger
+    nonisolated let classify: @Sendable (any Error) -> RetryDisposition
+    nonisolated let pinger: (@Sendable () async throws -> Void)?
+    nonisolated let pingTimeout: Duration
+    nonisolated let connectTimeout: Duration
+    nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
+    nonisolated let inputs: AsyncStream<Input>
+    nonisolated let inputSink: AsyncStream<Input>.Continuation
+
+    var control: ConnectionControl {
+        didSet { reconcileBackgroundTime() }
+    }
+    var runPhase: RunPhase = .notStarted {
+        didSet { reconcileBackgroundTime() }
+    }
+    var backgroundTime: BackgroundTimeKeeper
+    /// The current attempt, and what the controller holds for it.
+    var live: LiveAttempt?
+    /// Fires once the most recent attempt's connection is closed; the next open waits for it.
+    var lastClosed: OneShot?
+    var timers: [ControlTimer: ArmedTimer] = [:]
+    var spawns: [Spawn] = []
+    var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
+    var nextSerial: UInt64 = 0
+
+    struct LiveAttempt {
+        let handle: ConnectionAttempt
+        /// Fired to abandon the open.
+        let cancel: OneShot
+        /// Fired once its connection is closed.
+        let closed: OneShot
+        var since: SessionClock.Instant?
+    }
+
+    struct ArmedTimer {
+        let serial: UInt64
+        let cancel: OneShot
+    }
+
+    enum RunPhase {
+        case notStarted, running, stopping, finished
+    }
+
+    /// Makes a controller. Nothing happens until ``run()`` runs.
+    ///
+    /// - Parameters:
+    ///   - connection: the app's client.
+    ///   - policy: when to be connected (``AutoPolicy``, ``ManualPolicy``, or the app's own).
+    ///   - clock: the clock timers run on (a test clock in tests).
+    ///   - lifecycle: where lifecycle changes come from; `nil` to report them with
+    ///     ``setAppState(_:)`` only (it then starts `active`).
+    ///   - network: where reachability changes come from; `nil` to report them with
+    ///     ``setNetworkReachable(_:)`` only.
+    ///   - backgroundTime: where background execution time comes from
+    ///     (``PlatformDefaults/backgroundTime()`` on iOS).
+    ///   - connectTimeout: how long an open may take before it is abandoned and retried.
+    ///   - isRetryable: what an error reported with ``ConnectionAttempt/lost(_:)`` means for
+    ///     trying again (default: every error is passing; return `.doNotRetry` for the fatal
+    ///     ones, such as rejected credentials).
+    ///   - ping: what ``ping()`` does on the client (its own ping, awaited up to `pingTimeout`);
+    ///     `nil`: nothing beyond telling the policy (Manual's watchdog).
+    ///   - logger: where decisions are logged.
+    public init(
+        connection: any ManagedConnection,
+        policy: some SessionPolicy,
+        clock: any Clock<Duration> = ContinuousClock(),
+        lifecycle: (any LifecycleSource)? = nil,
+        network: (any NetworkMonitor)? = nil,
+        backgroundTime: any BackgroundTimeProvider = NoBackgroundTime(),
+        connectTimeout: Duration = .seconds(15),
+        isRetryable: @escaping @Sendable (any Error) -> RetryDisposition = { _ in .retry },
+        ping: (@Sendable () async throws -> Void)? = nil,
+        pingTimeout: Duration = .seconds(10),
+        logger: SessionLogger = .platformDefault
+    ) {
+        self.connection = connection
+        self.clock = SessionClock(clock)
+        self.lifecycleSource = lifecycle
+        self.networkMonitor = network
+        self.logger = logger
+        self.classify = isRetryable
+        self.pinger = ping
+        self.pingTimeout = pingTimeout
+        self.connectTimeout = connectTimeout
+        self.backgroundTime = BackgroundTimeKeeper(provider: backgroundTime, name: "Tether connection")
+        self.control = ConnectionControl(
+            policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
+        )
+        (inputs, inputSink) = AsyncStream<Input>.makeStream()
+    }
+
+    // MARK: Status
+
+    /// The connection's status now.
+    public nonisolated var status: ConnectionStatus { statusBroadcaster.current ?? .disconnected(.notStarted) }
+
+    /// The status now, then every change, with the reason for each disconnect. Any number of
+    /// subscribers; each stream ends when the controller does.
+    public nonisolated var statusUpdates: AsyncStream<ConnectionStatus> { statusBroadcaster.updates(replayingCurrent: true) }
+
+    /// The name of the policy in charge.
+    public var policyName: String { control.policy.name }
+
+    /// The app's lifecycle state as the controller knows it.
+    public var appState: AppLifecycleState { control.lifecycle }
+
+    /// The timers armed now, by name (`reconnect`, `watchdog`, `background-grace`,
+    /// `connect-timeout`): for diagnostics and tests.
+    public var armedTimers: [String] { timers.keys.map(\.description).sorted() }
+
+    /// Indicates that background execution time is held now.
+    public var holdsBackgroundTime: Bool { backgroundTime.isHeld }
+
+    func setStatus(_ status: ConnectionStatus) {
+        let previous = self.status
+        guard statusBroadcaster.set(status) else { return }
+        logger.log(.info, "status: \(previous) → \(status)")
+        switch status {
+        case .connected:
+            resumeConnectWaiters(with: .success(()))
+        case .disconnected(let reason):
+            resumeConnectWaiters(with: .failure(SessionError(.disconnected, "disconnected: \(reason)", reason: reason)))
+        case .connecting, .reconnecting:
+            break
+        }
+    }
+
+    func resumeConnectWaiters(with result: Result<Void, any Error>) {
+        let waiters = connectWaiters
+        connectWaiters = [:]
+        for waiter in waiters.values { waiter.resume(with: result) }
+    }
+
+    var hasEnded: Bool {
+        switch runPhase {
+        case .notStarted, .running: false
+        case .stopping, .finished: true
+        }
+    }
+
+    func makeSerial() -> UInt64 {
+        nextSerial += 1
+        return nextSerial
+    }
+}

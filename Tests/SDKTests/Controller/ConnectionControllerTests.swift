@@ -1,0 +1,339 @@
+import ConnectionPolicy
+import SDK
+import SDKTesting
+import Testing
+
+/// The session's lifecycle tables, run against the public controller driving a fake client
+/// (``TestConnection``) on the test clock: seed 004's Auto and Manual rows and seed 000's edge
+/// cases, plus what a foreign client can do wrong.
+@Suite("ConnectionController with an app's own client", .timeLimit(.minutes(1)))
+struct ConnectionControllerTests {
+    let client = TestConnection()
+    let clock = TestClock()
+    let lifecycle = LifecycleDriver()
+    let network = ManualNetworkMonitor()
+    let backoff = Backoff(initial: .seconds(1), multiplier: 2, maximum: .seconds(8), jitter: 0)
+
+    func auto(grace: Duration = .zero) -> AutoPolicy {
+        AutoPolicy(.init(backgroundGrace: grace, backoff: backoff, stableAfter: .seconds(5)), jitter: .fixed(0))
+    }
+
+    func manual() -> ManualPolicy {
+        ManualPolicy(.init(backgroundTimeout: .seconds(30), backoff: backoff, stableAfter: .seconds(5)), jitter: .fixed(0))
+    }
+
+    func controller(
+        _ policy: some SessionPolicy, backgroundTime: any BackgroundTimeProvider = NoBackgroundTime(),
+        isRetryable: @escaping @Sendable (any Error) -> RetryDisposition = { _ in .retry },
+        ping: (@Sendable () async throws -> Void)? = nil
+    ) -> ConnectionController {
+        ConnectionController(
+            connection: client, policy: policy, clock: clock, lifecycle: lifecycle, network: network, backgroundTime: backgroundTime,
+            connectTimeout: .seconds(10), isRetryable: isRetryable, ping: ping, logger: .silent
+        )
+    }
+
+    @Test("Auto: launch connects, background disconnects at once, foreground reconnects")
+    func autoTable() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+            #expect(controller.status == .disconnected(.appBackgrounded))
+            #expect(await controller.armedTimers == [], "no timer runs in the background in Auto mode")
+            await client.waitForCloseCalls(1)
+            #expect(client.openCount == 0)
+            await lifecycle.foreground()
+            try await status.waitFor(.connected)
+            #expect(client.openCalls == 2)
+        }
+        #expect(client.openCount == 0, "every connection opened is closed")
+        #expect(client.mostOpenAtOnce == 1)
+    }
+
+    @Test("Manual: nothing at launch; connect(); the background watchdog closes after 30 s unless pinged, and each ping buys a full window")
+    func manualWatchdogWithPings() async throws {
+        let pings = Locked(0)
+        let controller = controller(manual(), ping: { pings.withLock { $0 += 1 } })
+        try await withRunningController(controller) { status in
+            #expect(client.openCalls == 0)
+            try await controller.connect()
+            #expect(controller.status == .connected)
+            await lifecycle.background()
+            #expect(await controller.armedTimers == ["watchdog"])
+            await clock.advance(by: .seconds(20))
+            try await controller.ping()
+            #expect(pings.withLock { $0 } == 1, "the app's own ping ran on the client")
+            await clock.advance(by: .seconds(20))
+            #expect(controller.status == .connected, "the ping bought a full window")
+            await clock.advance(by: .seconds(10))
+            try await status.waitFor(.disconnected(.watchdogExpired))
+            await client.waitForCloseCalls(1)
+            #expect(client.openCount == 0)
+            await lifecycle.foreground()
+            #expect(controller.status == .disconnected(.watchdogExpired), "Manual mode does not reconnect by itself")
+        }
+    }
+
+    @Test("rapid flapping converges: one connection at the end, never two at once")
+    func flapping() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            for _ in 0..<10 {
+                await lifecycle.background()
+                await lifecycle.foreground()
+            }
+            try await status.waitFor(.connected)
+            #expect(controller.status == .connected)
+        }
+        #expect(client.mostOpenAtOnce == 1)
+        #expect(client.openCount == 0)
+    }
+
+    @Test("background during a reconnect: the retry is cancelled and nothing opens in the background")
+    func backgroundDuringReconnect() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            client.drop()
+            try await status.waitFor(.reconnecting(.networkLost))
+            #expect(await controller.armedTimers == ["reconnect"])
+            await lifecycle.background()
+            #expect(controller.status == .disconnected(.appBackgrounded))
+            #expect(await controller.armedTimers == [])
+            await clock.advance(by: .seconds(60))
+            #expect(client.openCalls == 1)
+            await lifecycle.foreground()
+            try await status.waitFor(.connected)
+            #expect(client.openCalls == 2)
+        }
+    }
+
+    @Test("disconnect() then foreground: nothing reconnects until connect()")
+    func disconnectThenForeground() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            await controller.disconnect()
+            #expect(controller.status == .disconnected(.appRequested))
+            await lifecycle.background()
+            await lifecycle.foreground()
+            await network.send(isReachable: false)
+            await network.send(isReachable: true)
+            #expect(controller.status == .disconnected(.appRequested))
+            #expect(client.openCalls == 1)
+            try await controller.connect()
+            #expect(client.openCalls == 2)
+        }
+    }
+
+    @Test("network down stops retries; back up tries again at once")
+    func networkDownAndUp() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            await network.send(isReachable: false)
+            client.drop()
+            try await status.waitFor { $0.reason != nil }
+            #expect(await controller.armedTimers == [], "no retry timer while the network is down")
+            await clock.advance(by: .seconds(60))
+            #expect(client.openCalls == 1)
+            await network.send(isReachable: true)
+            try await status.waitFor(.connected)
+            #expect(client.openCalls == 2)
+        }
+    }
+
+    @Test("an open that hangs is abandoned after the connect timeout, closed, and retried")
+    func hangingOpen() async throws {
+        client.script(.hangs)
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            await client.waitForOpenCalls(1)
+            #expect(controller.status == .connecting)
+            await clock.advance(by: .seconds(10))
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            #expect(controller.status.reason?.detail?.contains("connecting took longer than") == true, "\(controller.status)")
+            await client.waitForCloseCalls(1)
+            await clock.advance(by: .seconds(1))
+            try await status.waitFor(.connected)
+            #expect(client.openCalls == 2)
+        }
+        #expect(client.mostOpenAtOnce == 1)
+    }
+
+    @Test("a client that reports 'lost' twice gets one reconnect, not two")
+    func lostTwice() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            client.report(lost: .networkLost, on: 1)
+            client.report(lost: .serverClosed("again"), on: 1)
+            try await status.waitFor(.reconnecting(.networkLost))
+            await clock.advance(by: .seconds(1))
+            try await status.waitFor(.connected)
+            #expect(client.openCalls == 2)
+            #expect(await controller.armedTimers == [])
+            let seen = await status.history
+            #expect(seen.filter { if case .reconnecting = $0 { true } else { false } }.count == 1, "\(seen)")
+        }
+        #expect(client.mostOpenAtOnce == 1)
+    }
+
+    @Test("a client that opens after it was cancelled is closed at once; the controller never counts it")
+    func openAfterCancel() async throws {
+        client.script(.ignoresCancellation)
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            await client.waitForOpenCalls(1)
+            await lifecycle.background()
+            #expect(controller.status == .disconnected(.appBackgrounded))
+            await client.waitForCloseCalls(1)
+            client.openLate(1)
+            await client.waitForCloseCalls(2)
+            #expect(client.openCount == 0, "closed at once")
+            #expect(controller.status == .disconnected(.appBackgrounded))
+            await lifecycle.foreground()
+            try await status.waitFor(.connected)
+            #expect(client.openCount == 1)
+        }
+        #expect(client.mostOpenAtOnce == 1)
+    }
+
+    struct Rejected: Error {}
+
+    @Test("an error the app classifies as fatal ends in disconnected without a retry; connect() tries again")
+    func fatalError() async throws {
+        client.script(.fails(Rejected()))
+        let controller = controller(auto(), isRetryable: { $0 is Rejected ? .doNotRetry : .retry })
+        try await withRunningController(controller) { status in
+            try await status.waitFor { if case .disconnected(let reason) = $0 { reason.code == .error } else { false } }
+            #expect(await controller.armedTimers == [])
+            await clock.advance(by: .seconds(60))
+            #expect(client.openCalls == 1)
+            try await controller.connect()
+            #expect(client.openCalls == 2)
+        }
+    }
+
+    @Test("connect() in the background in Auto mode is refused as notWanted; after shutdown every call says sessionEnded")
+    func refusals() async throws {
+        let controller = ConnectionController(connection: client, policy: auto(), clock: clock, lifecycle: LifecycleDriver(initialState: .background), logger: .silent)
+        try await withRunningController(controller) { _ in
+            await #expect(throws: SessionError.self) { try await controller.connect() }
+            do {
+                try await controller.connect()
+            } catch let error as SessionError {
+                #expect(error.code == .notWanted)
+            }
+        }
+        do {
+            try await controller.connect()
+            Issue.record("connect() after shutdown returned")
+        } catch let error as SessionError {
+            #expect(error.code == .sessionEnded)
+        }
+        #expect(controller.status == .disconnected(.sessionEnded))
+    }
+
+    @Test("ping() without a connection is notConnected; a client ping that never answers times out")
+    func pingFailures() async throws {
+        let started = OneShotBox()
+        let controller = controller(manual(), ping: {
+            started.fire("pinging")
+            try await Task.sleep(for: .seconds(3600))
+        })
+        try await withRunningController(controller) { _ in
+            await #expect(throws: SessionError(.notConnected, "ping needs a connection (status: disconnected (notStarted))")) { try await controller.ping() }
+            try await controller.connect()
+            async let pinged: Void = controller.ping()
+            // The deadline is fixed before the client's ping starts.
+            #expect(await started.value() == "pinging")
+            await clock.advance(by: .seconds(10))
+            do {
+                try await pinged
+                Issue.record("the ping returned")
+            } catch let error as SessionError {
+                #expect(error.code == .timedOut)
+            }
+        }
+    }
+
+    @Test("replacePolicy: Auto → Manual keeps the open connection; the background then follows Manual's watchdog")
+    func replacePolicy() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            await controller.replacePolicy(manual())
+            #expect(await controller.policyName == "manual")
+            #expect(controller.status == .connected)
+            await lifecycle.background()
+            #expect(controller.status == .connected)
+            #expect(await controller.armedTimers == ["watchdog"])
+        }
+        #expect(client.openCalls == 1)
+    }
+
+    @Test("background time is held exactly while a connection is kept in the background, and released after the close")
+    func backgroundTime() async throws {
+        let time = TestBackgroundTime()
+        let controller = controller(manual(), backgroundTime: time)
+        try await withRunningController(controller) { status in
+            try await controller.connect()
+            #expect(time.heldCount == 0, "never in the foreground")
+            await lifecycle.background()
+            #expect(time.heldCount == 1)
+            await clock.advance(by: .seconds(30))
+            try await status.waitFor(.disconnected(.watchdogExpired))
+            await client.waitForCloseCalls(1)
+            #expect(await time.waitForHeld(0, timeout: .seconds(10)))
+        }
+        #expect(time.begunCount == time.endedCount)
+        #expect(time.doubleEndCount == 0)
+    }
+
+    @Test("the OS taking the background time back closes the connection in order")
+    func backgroundTimeExpires() async throws {
+        let time = TestBackgroundTime()
+        let controller = controller(manual(), backgroundTime: time)
+        try await withRunningController(controller) { status in
+            try await controller.connect()
+            await lifecycle.background()
+            time.expireAll()
+            try await status.waitFor { $0.reason == .backgroundTimeExpired }
+            await client.waitForCloseCalls(1)
+            #expect(client.openCount == 0)
+        }
+    }
+
+    @Test("the callback shapes report success and failure")
+    func callbacks() async throws {
+        let controller = controller(manual())
+        try await withRunningController(controller) { status in
+            let connected = OneShotBox()
+            controller.connect(onSuccess: { connected.fire("ok") }, onError: { connected.fire("\($0)") })
+            #expect(await connected.value() == "ok")
+            let disconnected = OneShotBox()
+            controller.disconnect(onSuccess: { disconnected.fire("ok") })
+            #expect(await disconnected.value() == "ok")
+            #expect(controller.status == .disconnected(.appRequested))
+        }
+    }
+}
+
+/// A value handed over once, awaited without polling.
+final class OneShotBox: Sendable {
+    private let value = Locked<String?>(nil)
+    private let signal = AsyncStream<Void>.makeStream()
+
+    func fire(_ text: String) {
+        value.withLock { $0 = text }
+        signal.continuation.finish()
+    }
+
+    func value() async -> String? {
+        for await _ in signal.stream {}
+        return value.withLock { $0 }
+    }
+}
