@@ -13,10 +13,10 @@ extension Session {
         try refuseIfEnded("connect()")
         ensureStarted()
         pendingTrigger = .appConnect
-        decide("connect() called") { $0.connectRequested() }
+        perform(control.connectRequested())
         if status == .connected { return }
-        if case .idle = link, timers[.policy(.reconnect)] == nil {
-            throw SessionError(.notWanted, "the \(policy.name) policy does not connect now (app is \(lifecycle))", reason: status.reason)
+        if case .idle = link, !control.isRetryPending {
+            throw SessionError(.notWanted, "the \(control.policy.name) policy does not connect now (app is \(lifecycle))", reason: status.reason)
         }
         let key = makeSerial()
         try await withTaskCancellationHandler {
@@ -37,7 +37,7 @@ extension Session {
     public func disconnect() {
         guard !hasEnded else { return }
         ensureStarted()
-        decide("disconnect() called") { $0.disconnectRequested() }
+        perform(control.disconnectRequested())
     }
 
     /// Sends a ping and returns when the server's pong arrives. In Manual mode in the
@@ -47,7 +47,7 @@ extension Session {
     public func ping() async throws {
         try refuseIfEnded("ping()")
         ensureStarted()
-        decide("ping() called") { $0.pingRequested() }
+        perform(control.pingRequested())
         guard case .open = link else {
             throw SessionError(.notConnected, "ping needs a connection (status: \(status))")
         }
@@ -61,9 +61,8 @@ extension Session {
         ensureStarted()
         guard state != lifecycle else { return }
         let wasForeground = lifecycle.isForeground
-        lifecycle = state
         if state.isForeground, !wasForeground { pendingTrigger = .foreground }
-        decide("app is \(state)") { $0.lifecycleChanged(to: state) }
+        perform(control.setLifecycle(state))
         if state.isForeground != wasForeground {
             armOutboxDeadline()
             if state.isForeground { probeAfterForeground() } else { stopHeartbeat() }
@@ -83,10 +82,9 @@ extension Session {
     public func setNetworkReachable(_ reachable: Bool) {
         guard !hasEnded else { return }
         ensureStarted()
-        guard reachable != isNetworkReachable else { return }
-        isNetworkReachable = reachable
+        guard reachable != control.isNetworkReachable else { return }
         if reachable { pendingTrigger = .networkRestored }
-        decide("network \(reachable ? "reachable" : "unreachable")") { $0.networkReachabilityChanged(isReachable: reachable) }
+        perform(control.setNetworkReachable(reachable))
     }
 
     /// Tells the session the credentials changed (the token provider has a new token): after
@@ -96,7 +94,7 @@ extension Session {
         ensureStarted()
         guard status.reason?.code == .credentialsRejected else { return }
         pendingTrigger = .appConnect
-        decide("credentials changed after a rejection") { $0.connectRequested() }
+        perform(control.connectRequested("credentials changed after a rejection"))
     }
 
     /// Replaces the connection policy at run time. The new policy starts from the facts (the
@@ -105,25 +103,8 @@ extension Session {
     public func replacePolicy(_ newPolicy: some SessionPolicy) {
         guard !hasEnded else { return }
         ensureStarted()
-        for (key, timer) in timers {
-            if case .policy = key {
-                timer.cancel.fire()
-                timers[key] = nil
-            }
-        }
-        var isConnected = false
-        switch link {
-        case .open: isConnected = true
-        case .opening, .authenticating: teardownLink(code: .normal, reason: "policy replaced")
-        case .idle: break
-        }
-        policy = newPolicy
         pendingTrigger = .policyReplaced
-        let context = PolicyContext(lifecycle: lifecycle, isConnected: isConnected, isNetworkReachable: isNetworkReachable)
-        decide("replaced (\(lifecycle), connected: \(isConnected))") { $0.start(in: context) }
-        if case .idle = link, status == .connecting || status.isConnected {
-            setStatus(.disconnected(.policyReplaced))
-        }
+        perform(control.replacePolicy(newPolicy))
     }
 }
 

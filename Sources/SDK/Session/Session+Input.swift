@@ -43,6 +43,13 @@ extension Session {
         case heartbeat
         /// A timer the protocol machine asked for (a server-heartbeat watchdog).
         case wire(String)
+
+        init(_ timer: ControlTimer) {
+            switch timer {
+            case .policy(let id): self = .policy(id)
+            case .connectTimeout: self = .connectTimeout
+            }
+        }
     }
 
     /// Work that needs a child task of `run()`.

@@ -1,39 +1,35 @@
 import ConnectionPolicy
 
 extension Session {
-    /// Feeds the policy one event, logs what it decided and why, and carries it out.
-    func decide(_ event: @autoclosure () -> String, _ body: (inout any SessionPolicy) -> [PolicyAction]) {
-        let actions = body(&policy)
-        logDecision(event(), actions)
-        apply(actions)
-    }
-
-    func logDecision(_ event: @autoclosure () -> String, _ actions: [PolicyAction]) {
-        let level: LogLevel = actions.isEmpty ? .debug : .info
-        settings.logger.log(level, "policy \(policy.name): \(event()) → \(actions.isEmpty ? "nothing" : actions.map(\.description).joined(separator: ", "))")
-    }
-
-    /// Carries out the policy's actions in order.
-    func apply(_ actions: [PolicyAction]) {
-        for action in actions {
-            switch action {
-            case .openConnection:
-                openConnection()
-            case .closeConnection(let reason):
-                let error = SessionError(.disconnected, "disconnected: \(reason)", reason: reason)
-                if refreshOwnsLink {
-                    // The policy never had this connection; it only reports its reason.
-                    refresh?.ownsLink = false
+    /// Carries out the controller state machine's effects on the socket, in order.
+    func perform(_ effects: [ControlEffect]) {
+        for effect in effects {
+            switch effect {
+            case .open(let attempt):
+                startAttempt(attempt)
+            case .teardown(let attempt, let cause):
+                guard currentAttemptID == attempt else { continue }
+                switch cause {
+                case .policyClosed: teardownLink(code: .normal, reason: "closed by client")
+                case .policyReplaced: teardownLink(code: .normal, reason: "policy replaced")
+                case .returned: teardownLink(code: .normal, reason: "background refresh done")
                 }
-                teardownLink(code: .normal, reason: "closed by client")
+            case .connectTimedOut(let attempt, let reason):
+                guard currentAttemptID == attempt else { continue }
+                connectionEnded(reason: reason, disposition: .retry)
+            case .policyClosed(let reason):
+                let error = SessionError(.disconnected, "disconnected: \(reason)", reason: reason)
                 failAllRequests(error)
                 abandonRecovery()
                 failRefresh(error)
-                setStatus(.disconnected(reason))
-            case .armTimer(let timer, let delay):
-                arm(.policy(timer.id), after: delay, policyTimer: timer)
-            case .cancelTimer(let timer):
-                if timers[.policy(timer.id)]?.policyTimer == timer { cancelTimer(.policy(timer.id)) }
+            case .arm(let timer, let delay):
+                arm(TimerKey(timer), after: delay)
+            case .cancel(let timer):
+                cancelTimer(TimerKey(timer))
+            case .status(let status):
+                setStatus(status)
+            case .log(let level, let text):
+                settings.logger.log(level, text)
             }
         }
     }
@@ -45,26 +41,15 @@ extension Session {
         }
     }
 
-    private func openConnection() {
-        guard case .idle = link else {
-            // Never two sockets. A connection a background refresh opened becomes the policy's.
-            policyTakesOverRefreshLink()
-            return
-        }
-        startAttempt()
-    }
-
-    /// Starts an attempt to connect (for the policy, or for a background refresh).
-    func startAttempt() {
+    /// Starts opening the socket of the controller's `attempt` (for the policy, or for a
+    /// background refresh); its connect timeout and status come from the controller.
+    func startAttempt(_ id: UInt64) {
         guard case .idle = link else { return }
         recoveryAttemptStarted()
-        nextAttemptID += 1
-        let attempt = Attempt(id: nextAttemptID, cancel: OneShot(), settled: OneShot())
+        let attempt = Attempt(id: id, cancel: OneShot(), settled: OneShot())
         spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: lastAttemptSettled))
         lastAttemptSettled = attempt.settled
         link = .opening(attempt)
-        arm(.connectTimeout, after: settings.connectTimeout)
-        setStatus(.connecting)
     }
 
     /// Lets go of the socket (or the attempt), whatever its state; reports nothing.
@@ -83,7 +68,6 @@ extension Session {
         machine = nil
         wireSubscriptions = [:]
         for key in timers.keys { if case .wire = key { cancelTimer(key) } }
-        cancelTimer(.connectTimeout)
         cancelTimer(.heartbeat)
         markChannelsUnsubscribed()
         recovery?.connectionLost()
@@ -119,16 +103,18 @@ extension Session {
     func openFailed(attempt: UInt64, error: any Error) {
         guard case .opening(let current) = link, current.id == attempt else { return }
         link = .idle
-        cancelTimer(.connectTimeout)
         let detail = (error as? TransportError)?.description ?? String(describing: error)
         settings.logger.log(.info, "connect attempt failed: \(detail)")
+        var ending = WireEnding(.error(detail), .retry)
         if let status = (error as? TransportError)?.httpStatus {
             // What a refused upgrade means is the protocol's to say (401/403: the credentials).
-            let ending = settings.wireProtocol.ending(httpStatus: status)
-            lost(ConnectionLoss(reason: ending.reason, disposition: ending.disposition, uptime: nil))
+            ending = settings.wireProtocol.ending(httpStatus: status)
+        }
+        if refreshOwnsLink {
+            failRefresh(SessionError(.connectionLost, "the background refresh could not connect: \(ending.reason)", reason: ending.reason))
             return
         }
-        lost(ConnectionLoss(reason: .error(detail), disposition: .retry, uptime: nil))
+        perform(control.lost(attempt, reason: ending.reason, disposition: ending.disposition, uptime: nil))
     }
 
     func transportEvent(attempt: UInt64, event: TransportEvent) {
@@ -148,6 +134,7 @@ extension Session {
     func connectionEnded(reason: DisconnectReason, disposition: RetryDisposition, closeCode: CloseCode = .normal) {
         var uptime: Duration?
         if case .open(_, _, let since) = link { uptime = clock.elapsed(since: since) }
+        let attempt = currentAttemptID
         settings.logger.log(.info, "connection ended: \(reason) (\(disposition))")
         teardownLink(code: closeCode, reason: "connection ended")
         failAllRequests(SessionError(.connectionLost, "the connection was lost: \(reason)", reason: reason))
@@ -156,35 +143,24 @@ extension Session {
             failRefresh(SessionError(.connectionLost, "the background refresh lost its connection: \(reason)", reason: reason))
             return
         }
-        lost(ConnectionLoss(reason: reason, disposition: disposition, uptime: uptime))
-    }
-
-    private func lost(_ loss: ConnectionLoss) {
-        let actions = policy.connectionLost(loss)
-        logDecision("connection lost (\(loss))", actions)
-        // `reconnecting` only when the policy will try again; a final loss goes straight to
-        // `disconnected` through its close action.
-        let isFinal = actions.contains { if case .closeConnection = $0 { true } else { false } }
-        if !isFinal { setStatus(.reconnecting(loss.reason)) }
-        apply(actions)
+        guard let attempt else { return }
+        perform(control.lost(attempt, reason: reason, disposition: disposition, uptime: uptime))
     }
 
     /// The server accepted the credentials.
     func authenticated() {
         guard case .authenticating(let attempt, let wire) = link else { return }
         link = .open(attempt, wire, since: clock.now)
-        cancelTimer(.connectTimeout)
-        setStatus(.connected)
         startReplay()
         armHeartbeat()
-        if !refreshOwnsLink { decide("connection opened") { $0.connectionOpened() } }
+        perform(control.opened(attempt.id))
     }
 
     // MARK: Timers
 
-    func arm(_ key: TimerKey, after delay: Duration, policyTimer: PolicyTimer? = nil) {
+    func arm(_ key: TimerKey, after delay: Duration) {
         cancelTimer(key)
-        let timer = ArmedTimer(serial: makeSerial(), cancel: OneShot(), policyTimer: policyTimer)
+        let timer = ArmedTimer(serial: makeSerial(), cancel: OneShot())
         timers[key] = timer
         spawn(.timer(key, serial: timer.serial, deadline: clock.deadline(after: delay), cancel: timer.cancel))
     }
@@ -197,15 +173,10 @@ extension Session {
         guard let timer = timers[key], timer.serial == serial else { return }
         timers[key] = nil
         switch key {
-        case .policy:
-            if let policyTimer = timer.policyTimer { decide("timer \(policyTimer) fired") { $0.timerFired(policyTimer) } }
+        case .policy(let id):
+            perform(control.timerFired(.policy(id)))
         case .connectTimeout:
-            switch link {
-            case .opening, .authenticating:
-                connectionEnded(reason: .error("connecting took longer than \(settings.connectTimeout)"), disposition: .retry)
-            case .idle, .open:
-                break
-            }
+            perform(control.timerFired(.connectTimeout))
         case .request(let id):
             failRequest(id, SessionError(.timedOut, "no reply within \(settings.requestTimeout)"))
         case .recoveryStep(let id):

@@ -2,8 +2,6 @@ extension Session {
     /// A background refresh in progress.
     struct Refresh {
         let waiter: CheckedContinuation<RecoveryReport, any Error>
-        /// Indicates that the refresh opened the connection itself (the policy does not know it).
-        var ownsLink: Bool
         let statusBefore: ConnectionStatus
     }
 
@@ -24,12 +22,11 @@ extension Session {
             return RecoveryReport(trigger: .backgroundRefresh, duration: .zero, steps: [], caughtUp: [:], gaps: [], outboxFlushed: 0)
         }
         return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<RecoveryReport, any Error>) in
-            refresh = Refresh(waiter: waiter, ownsLink: false, statusBefore: status)
+            refresh = Refresh(waiter: waiter, statusBefore: status)
             arm(.refreshDeadline, after: deadline)
-            if case .idle = link {
-                refresh?.ownsLink = true
+            if case .idle = link, control.phase == .idle {
                 pendingTrigger = .backgroundRefresh
-                startAttempt()
+                if let (_, effects) = control.openUnowned() { perform(effects) }
             }
         }
     }
@@ -39,8 +36,8 @@ extension Session {
         guard let current = refresh else { return }
         refresh = nil
         cancelTimer(.refreshDeadline)
-        if current.ownsLink {
-            teardownLink(code: .normal, reason: "background refresh done")
+        if refreshOwnsLink {
+            perform(control.returnUnowned())
             setStatus(current.statusBefore)
         }
         current.waiter.resume(returning: report)
@@ -51,8 +48,9 @@ extension Session {
         guard let current = refresh else { return }
         refresh = nil
         cancelTimer(.refreshDeadline)
-        if current.ownsLink {
+        if refreshOwnsLink {
             teardownLink(code: .normal, reason: "background refresh ended")
+            perform(control.returnUnowned())
             failAllRequests(error)
             abandonRecovery()
             setStatus(current.statusBefore)
@@ -60,12 +58,7 @@ extension Session {
         current.waiter.resume(throwing: error)
     }
 
-    /// The policy wants the connection the refresh opened: it is the policy's now.
-    func policyTakesOverRefreshLink() {
-        guard refresh?.ownsLink == true else { return }
-        refresh?.ownsLink = false
-        if case .open = link { decide("connection opened (taken over from a background refresh)") { $0.connectionOpened() } }
-    }
-
-    var refreshOwnsLink: Bool { refresh?.ownsLink == true }
+    /// Indicates that the connection (or the attempt) is the background refresh's, not the
+    /// policy's (the controller's state machine knows which).
+    var refreshOwnsLink: Bool { control.isUnowned }
 }

@@ -24,11 +24,13 @@ public actor Session {
     nonisolated let inputs: AsyncStream<Input>
     nonisolated let inputSink: AsyncStream<Input>.Continuation
 
-    var policy: any SessionPolicy
-    var lifecycle: AppLifecycleState {
+    /// The policy, the lifecycle and network facts, the link's phase and the policy's timers:
+    /// the controller's state machine, the same one ``ConnectionController`` runs. The session
+    /// carries out its effects on a socket (``perform(_:)``).
+    var control: ConnectionControl {
         didSet { reconcileBackgroundTime() }
     }
-    var isNetworkReachable = true
+    var lifecycle: AppLifecycleState { control.lifecycle }
     var link: Link = .idle {
         didSet { reconcileBackgroundTime() }
     }
@@ -45,7 +47,6 @@ public actor Session {
     }
     /// Signals that the most recent attempt holds no socket any more; the next attempt waits for it.
     var lastAttemptSettled: OneShot?
-    var nextAttemptID: UInt64 = 0
     var nextRequestID: RequestID = 1
     var nextSerial: UInt64 = 0
     var timers: [TimerKey: ArmedTimer] = [:]
@@ -55,7 +56,6 @@ public actor Session {
     var subscribeRequests: [RequestID: String] = [:]
     var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
     var selfRunner: Task<Void, Never>?
-    var isPolicyStarted = false
     /// The significant steps replayed after a reconnect (subscriptions and app-defined steps).
     var journal: [RecoveryStepID] = []
     var customSteps: [RecoveryStepID: CustomStep] = [:]
@@ -97,7 +97,6 @@ public actor Session {
     struct ArmedTimer {
         let serial: UInt64
         let cancel: OneShot
-        let policyTimer: PolicyTimer?
     }
 
     enum RunPhase {
@@ -131,9 +130,10 @@ public actor Session {
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
         self.backgroundTime = backgroundTime
-        self.policy = settings.makePolicy()
-        self.lifecycle = lifecycle?.state ?? .active
-        self.isNetworkReachable = network?.isReachable ?? true
+        self.control = ConnectionControl(
+            policy: settings.makePolicy(), lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true,
+            connectTimeout: settings.connectTimeout
+        )
         (inputs, inputSink) = AsyncStream<Input>.makeStream()
     }
 
@@ -177,7 +177,7 @@ public actor Session {
     public nonisolated var lastRecoveryReport: RecoveryReport? { reportBroadcaster.current }
 
     /// The name of the policy in charge (`auto`, `manual`, or a custom policy's).
-    public var policyName: String { policy.name }
+    public var policyName: String { control.policy.name }
 
     /// The timers armed now, by name (`watchdog`, `reconnect`, `background-grace`,
     /// `connect-timeout`, `request`): for diagnostics and tests.
@@ -222,10 +222,7 @@ public actor Session {
     /// Starts the policy on the first input, so that host calls made before `run()` come after
     /// the policy's start, in order.
     func ensureStarted() {
-        guard !isPolicyStarted else { return }
-        isPolicyStarted = true
-        let context = PolicyContext(lifecycle: lifecycle, isConnected: false, isNetworkReachable: isNetworkReachable)
-        decide("start (\(lifecycle), reachable: \(isNetworkReachable))") { $0.start(in: context) }
+        perform(control.start())
     }
 
     /// Throws ``SessionError/Code/sessionEnded`` once the session is shutting down or has
