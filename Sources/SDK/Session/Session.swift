@@ -34,10 +34,9 @@ public actor Session {
     var link: Link = .idle {
         didSet { reconcileBackgroundTime() }
     }
-    /// The background time held now (see ``BackgroundTimeProvider``), and what it is for.
-    var backgroundGrant: BackgroundHold?
-    /// The close of a connection torn down in the background, until its frame is written.
-    var backgroundCloseFlush: OneShot?
+    /// The background time held now (see ``BackgroundTimeProvider``), and the close it waits
+    /// for: the same keeper ``ConnectionController`` uses.
+    var backgroundKeeper: BackgroundTimeKeeper
     /// The current connection's protocol machine: made fresh for every socket, dropped with it.
     var machine: (any WireMachine)?
     /// The channel of every subscription the current connection's protocol confirmed.
@@ -130,6 +129,7 @@ public actor Session {
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
         self.backgroundTime = backgroundTime
+        self.backgroundKeeper = BackgroundTimeKeeper(provider: backgroundTime, name: Self.backgroundTimeName)
         self.control = ConnectionControl(
             policy: settings.makePolicy(), lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true,
             connectTimeout: settings.connectTimeout
