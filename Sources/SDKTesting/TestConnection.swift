@@ -8,12 +8,14 @@ public import SDK
 /// signals, never polls.
 ///
 /// ```swift
-/// let client = TestConnection()
-/// let controller = ConnectionController(connection: client, policy: AutoPolicy(), clock: TestClock(), lifecycle: lifecycle)
-/// try await withRunningController(controller) { status in
-///     try await status.waitFor(.connected)
-///     await lifecycle.background()
-///     #expect(controller.status == .disconnected(.appBackgrounded))
+/// @Test func wrappedClientDisconnectsInTheBackground() async throws {
+///     let (client, lifecycle) = (TestConnection(), LifecycleDriver())
+///     let controller = ConnectionController(connection: client, policy: AutoPolicy(), clock: TestClock(), lifecycle: lifecycle)
+///     try await withRunningController(controller) { status in
+///         try await status.waitFor(.connected)
+///         await lifecycle.background()
+///         #expect(controller.status == .disconnected(.appBackgrounded))
+///     }
 /// }
 /// ```
 public final class TestConnection: ManagedConnection {

@@ -12,9 +12,12 @@ public import ConnectionPolicy
 /// ``Session`` runs too.
 ///
 /// ```swift
-/// let controller = ConnectionController(connection: myClient, policy: AutoPolicy(),
-///                                       lifecycle: PlatformDefaults.lifecycleSource())
-/// Task { await controller.run() }
+/// func startRealtime(with client: some ManagedConnection) -> ConnectionController {
+///     let controller = ConnectionController(connection: client, policy: AutoPolicy(),
+///                                           lifecycle: PlatformDefaults.lifecycleSource())
+///     Task { await controller.run() }
+///     return controller
+/// }
 /// ```
 public actor ConnectionController {
     public nonisolated let connection: any ManagedConnection
