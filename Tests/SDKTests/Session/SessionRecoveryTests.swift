@@ -365,6 +365,23 @@ struct SessionRecoveryTests {
         }
     }
 
+    @Test("a background refresh whose attempt cannot connect fails at once with connectionLost; the policy hears nothing")
+    func backgroundRefreshCannotConnect() async throws {
+        let server = TestServer()
+        let session = try makeSession(server, auto: false)
+        server.setRefusingConnections(true)
+        try await withRunningSession(session) { _ in
+            do {
+                _ = try await session.refresh(within: .seconds(20))
+                Issue.record("the refresh returned")
+            } catch let error as SessionError {
+                #expect(error.code == .connectionLost, "\(error)")
+            }
+            #expect(session.status == .disconnected(.notStarted))
+            #expect(await session.armedTimers == [], "no retry, no deadline left behind")
+        }
+    }
+
     @Test("background refresh past its deadline throws timedOut and lets go of its connection")
     func backgroundRefreshDeadline() async throws {
         let server = TestServer()
