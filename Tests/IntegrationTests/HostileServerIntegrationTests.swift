@@ -27,7 +27,10 @@ struct HostileServerIntegrationTests {
     func brokenFraming(_ behaviour: HostileServer.Behaviour) async throws {
         let server = HostileServer(behaviour)
         try await server.withRunning { port in
-            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
+            // The violation ends the attempt within milliseconds; the connect timeout is long so
+            // that a loaded machine (TSan, the peer servers starting alongside) can never turn
+            // it into "connecting took longer" — that would be a flake, not what is tested.
+            let session = Session(settings: try integrationSettings(port: port) { $0.connectTimeout(.seconds(30)) }, transport: NIOWebSocketTransport())
             try await withRunningSession(session) { status in
                 var upgrades = server.upgrades.makeAsyncIterator()
                 for attempt in 1...3 {
