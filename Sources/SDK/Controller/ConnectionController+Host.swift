@@ -93,37 +93,3 @@ extension ConnectionController {
         return signal
     }
 }
-
-extension ConnectionController {
-    /// ``connect()`` with callbacks: `onSuccess` once connected, `onError` otherwise.
-    public nonisolated func connect(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
-        Task {
-            do {
-                try await connect()
-                onSuccess()
-            } catch {
-                onError(error)
-            }
-        }
-    }
-
-    /// ``disconnect()`` with a callback once the controller has let go.
-    public nonisolated func disconnect(onSuccess: @escaping @Sendable () -> Void) {
-        Task {
-            await disconnect()
-            onSuccess()
-        }
-    }
-
-    /// ``ping()`` with callbacks.
-    public nonisolated func ping(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
-        Task {
-            do {
-                try await ping()
-                onSuccess()
-            } catch {
-                onError(error)
-            }
-        }
-    }
-}

@@ -31,16 +31,10 @@ extension ConnectionController {
         runPhase = .running
         let stopWatching = OneShot()
         await withDiscardingTaskGroup { group in
-            if let source = lifecycleSource {
-                group.addTask {
-                    _ = await race({ await source.deliverChanges { state in await self.setAppState(state) } }, cancelledBy: stopWatching)
-                }
-            }
-            if let monitor = networkMonitor {
-                group.addTask {
-                    _ = await race({ await monitor.deliverChanges { reachable in await self.setNetworkReachable(reachable) } }, cancelledBy: stopWatching)
-                }
-            }
+            group.forwardChanges(
+                of: lifecycleSource, networkMonitor, until: stopWatching,
+                appState: { await self.setAppState($0) }, reachable: { await self.setNetworkReachable($0) }
+            )
             perform(control.start())
             launchSpawns(into: &group)
             for await input in inputs {

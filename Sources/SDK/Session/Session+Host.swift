@@ -107,37 +107,3 @@ extension Session {
         perform(control.replacePolicy(newPolicy))
     }
 }
-
-extension Session {
-    /// ``connect()`` in CometChat's shape: `onSuccess` once connected, `onError` otherwise.
-    public nonisolated func connect(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
-        Task {
-            do {
-                try await connect()
-                onSuccess()
-            } catch {
-                onError(error)
-            }
-        }
-    }
-
-    /// ``disconnect()`` in CometChat's shape.
-    public nonisolated func disconnect(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void = { _ in }) {
-        Task {
-            await disconnect()
-            onSuccess()
-        }
-    }
-
-    /// ``ping()`` in CometChat's shape.
-    public nonisolated func ping(onSuccess: @escaping @Sendable () -> Void, onError: @escaping @Sendable (any Error) -> Void) {
-        Task {
-            do {
-                try await ping()
-                onSuccess()
-            } catch {
-                onError(error)
-            }
-        }
-    }
-}
