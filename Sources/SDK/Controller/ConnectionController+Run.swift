@@ -3,9 +3,7 @@ import ConnectionPolicy
 extension ConnectionController {
     /// Everything that happens to a controller, funnelled into ``handle(_:)``.
     enum Input: Sendable {
-        case report(attempt: UInt64, ConnectionAttempt.Report)
-        /// The attempt's connection is closed (its `close` returned).
-        case closed(attempt: UInt64)
+        case report(ConnectionAttempt, ConnectionAttempt.Report)
         case timerFired(ControlTimer, serial: UInt64)
         case connectWaiterCancelled(UInt64)
         case appStateReported(AppLifecycleState)
@@ -18,7 +16,7 @@ extension ConnectionController {
     /// Work that needs a child task of `run()`.
     enum Spawn: Sendable {
         case open(ConnectionAttempt, cancel: OneShot, after: OneShot?)
-        case close(ConnectionAttempt, closed: OneShot, after: OneShot?)
+        case close(ConnectionAttempt, closed: OneShot)
         case timer(ControlTimer, serial: UInt64, deadline: SessionClock.Instant, cancel: OneShot)
         case whenFired(OneShot, then: Input)
     }
@@ -48,6 +46,7 @@ extension ConnectionController {
         }
         runPhase = .finished
         statusBroadcaster.finish()
+        runEnded.fire()
     }
 
     /// Ends the controller: closes the connection, cancels every timer, fails what waits.
@@ -61,7 +60,10 @@ extension ConnectionController {
         case .running:
             runPhase = .stopping
             inputSink.finish()
-        case .stopping, .finished:
+            await runEnded.wait()
+        case .stopping:
+            await runEnded.wait()
+        case .finished:
             break
         }
     }
@@ -70,8 +72,6 @@ extension ConnectionController {
         switch input {
         case .report(let attempt, let report):
             reported(report, on: attempt)
-        case .closed:
-            break
         case .timerFired(let timer, let serial):
             guard let armed = timers[timer], armed.serial == serial else { return }
             timers[timer] = nil
@@ -93,11 +93,12 @@ extension ConnectionController {
         }
     }
 
-    private func reported(_ report: ConnectionAttempt.Report, on attempt: UInt64) {
+    private func reported(_ report: ConnectionAttempt.Report, on handle: ConnectionAttempt) {
+        let attempt = handle.id
         switch report {
         case .opened:
             if live?.handle.id == attempt, case .opening = control.phase { live?.since = clock.now }
-            perform(control.opened(attempt))
+            perform(control.opened(attempt), reporter: handle)
         case .lost(let reason, let disposition):
             lose(attempt, reason, disposition)
         case .failed(let error):
@@ -123,16 +124,17 @@ extension ConnectionController {
         guard let current = live, current.handle.id == attempt else { return }
         live = nil
         current.cancel.fire()
-        spawn(.close(current.handle, closed: current.closed, after: nil))
+        spawn(.close(current.handle, closed: current.closed))
     }
 
-    /// Carries out the state machine's effects in order.
-    func perform(_ effects: [ControlEffect]) {
+    /// Carries out the state machine's effects in order; `reporter` is the attempt whose report
+    /// they answer (to close it by the object the client holds, when it is no longer current).
+    func perform(_ effects: [ControlEffect], reporter: ConnectionAttempt? = nil) {
         for effect in effects {
             switch effect {
             case .open(let attempt):
                 let sink = inputSink
-                let handle = ConnectionAttempt(id: attempt) { report in sink.yield(.report(attempt: attempt, report)) }
+                let handle = ConnectionAttempt(id: attempt) { handle, report in sink.yield(.report(handle, report)) }
                 let record = LiveAttempt(handle: handle, cancel: OneShot(), closed: OneShot())
                 spawn(.open(handle, cancel: record.cancel, after: lastClosed))
                 lastClosed = record.closed
@@ -140,11 +142,9 @@ extension ConnectionController {
             case .teardown(let attempt, let cause):
                 if live?.handle.id == attempt {
                     release(attempt)
-                } else {
+                } else if let reporter, reporter.id == attempt {
                     // Opened after it was given up: close it at once.
-                    let sink = inputSink
-                    let handle = ConnectionAttempt(id: attempt) { report in sink.yield(.report(attempt: attempt, report)) }
-                    spawn(.close(handle, closed: OneShot(), after: nil))
+                    spawn(.close(reporter, closed: OneShot()))
                 }
                 logger.log(.debug, "attempt \(attempt): let go (\(cause))")
             case .connectTimedOut(let attempt, let reason):
@@ -193,9 +193,8 @@ extension ConnectionController {
                     let (result, cancelled) = await race({ try await connection.open(handle) }, cancelledBy: cancel)
                     if !cancelled, case .failure(let error)? = result { handle.lost(error) }
                 }
-            case .close(let handle, let closed, let after):
+            case .close(let handle, let closed):
                 group.addTask {
-                    if let after { await after.wait() }
                     // A close that never returns must not hold every later attempt back.
                     let done = OneShot()
                     let (_, gaveUp) = await race({
@@ -204,7 +203,6 @@ extension ConnectionController {
                     }, cancelledBy: Self.deadline(closeLimit, on: clock, unless: done))
                     if gaveUp { logger.log(.warning, "\(handle): close did not return within \(closeLimit); opening the next attempt anyway") }
                     closed.fire()
-                    sink.yield(.closed(attempt: handle.id))
                 }
             case .timer(let timer, let serial, let deadline, let cancel):
                 group.addTask {

@@ -32,6 +32,8 @@ public actor ConnectionController {
     nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
     nonisolated let inputs: AsyncStream<Input>
     nonisolated let inputSink: AsyncStream<Input>.Continuation
+    /// Fires when ``run()`` has let go of everything and returned.
+    nonisolated let runEnded = OneShot()
 
     var control: ConnectionControl {
         didSet { reconcileBackgroundTime() }

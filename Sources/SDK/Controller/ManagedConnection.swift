@@ -30,7 +30,8 @@ public protocol ManagedConnection: Sendable {
 public final class ConnectionAttempt: Sendable, CustomStringConvertible {
     /// Numbers the controller's attempts, from 1.
     public let id: UInt64
-    private let report: @Sendable (Report) -> Void
+    /// Hands a report to the controller, with the attempt it is about.
+    private let report: @Sendable (ConnectionAttempt, Report) -> Void
 
     enum Report: Sendable {
         case opened
@@ -38,14 +39,14 @@ public final class ConnectionAttempt: Sendable, CustomStringConvertible {
         case failed(any Error)
     }
 
-    init(id: UInt64, report: @escaping @Sendable (Report) -> Void) {
+    init(id: UInt64, report: @escaping @Sendable (ConnectionAttempt, Report) -> Void) {
         self.id = id
         self.report = report
     }
 
     /// The connection is open (and whatever the client needs before it is usable is done).
     public func opened() {
-        report(.opened)
+        report(self, .opened)
     }
 
     /// The connection failed to open or ended, because of `error` (nil: no error, the
@@ -53,16 +54,16 @@ public final class ConnectionAttempt: Sendable, CustomStringConvertible {
     /// trying again (by default every error is).
     public func lost(_ error: (any Error)? = nil) {
         if let error {
-            report(.failed(error))
+            report(self, .failed(error))
         } else {
-            report(.lost(.networkLost, .retry))
+            report(self, .lost(.networkLost, .retry))
         }
     }
 
     /// The connection failed to open or ended for `reason`, with what the client knows about
     /// trying again (for instance `.credentialsRejected` with `.doNotRetry`).
     public func lost(_ reason: DisconnectReason, disposition: RetryDisposition = .retry) {
-        report(.lost(reason, disposition))
+        report(self, .lost(reason, disposition))
     }
 
     public var description: String { "attempt \(id)" }

@@ -193,12 +193,26 @@ struct ConnectionControllerTests {
             client.openLate(1)
             await client.waitForCloseCalls(2)
             #expect(client.openCount == 0, "closed at once")
+            #expect(client.strangerCloses == 0, "the close names the attempt the client opened")
             #expect(controller.status == .disconnected(.appBackgrounded))
             await lifecycle.foreground()
             try await status.waitFor(.connected)
             #expect(client.openCount == 1)
         }
         #expect(client.mostOpenAtOnce == 1)
+    }
+
+    @Test("shutdown() returns once the client's connection is closed; afterwards nothing is open and the status says why")
+    func shutdownClosesFirst() async throws {
+        let controller = controller(auto())
+        let running = Task { await controller.run() }
+        var statuses = controller.statusUpdates.makeAsyncIterator()
+        while let status = await statuses.next(), status != .connected {}
+        await controller.shutdown()
+        #expect(client.openCount == 0)
+        #expect(client.closeCalls == 1)
+        #expect(controller.status == .disconnected(.sessionEnded))
+        await running.value
     }
 
     struct Rejected: Error {}
