@@ -63,6 +63,11 @@ let package = Package(
             exclude: ["Apps"],
             swiftSettings: strictSettings
         ),
+        .target(name: "ReferenceChatClient", dependencies: ["SDK", "NIOTransport"], path: "Examples/ReferenceChatClient", swiftSettings: strictSettings),
+        .executableTarget(
+            name: "controller-example", dependencies: ["SDK", "SDKTesting", "ReferenceChatClient", "ReferenceServer"], path: "Examples/ControllerExample",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(name: "conformance", dependencies: ["Conformance"], path: "Examples/ConformanceCLI", swiftSettings: strictSettings),
         .executableTarget(name: "demo", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Demo", swiftSettings: strictSettings),
         .executableTarget(name: "bench", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
@@ -77,7 +82,7 @@ let package = Package(
         .testTarget(name: "SDKTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "Conformance", "PeerServers", .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "Conformance", "PeerServers", "ReferenceChatClient", .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOWebSocket", package: "swift-nio")],
             swiftSettings: strictSettings
