@@ -44,7 +44,13 @@ declaration = re.compile(r"^(@main|@Test|@Suite|@MainActor|struct |final class |
 
 def place(name, code):
     imports, rest = [], []
+    # A conditional import (`#if canImport(X)` / `import X` / `#endif`) is an import too.
+    code = re.sub(r"^#if canImport\((\w+)\)\nimport (\w+)\n#endif$", lambda m: f"@@conditional-import {m.group(1)}", code, flags=re.M)
     for line in code.splitlines():
+        if line.startswith("@@conditional-import "):
+            module = line.split()[1]
+            imports.append(f"#if canImport({module})\nimport {module}\n#endif")
+            continue
         if line.startswith("import "):
             module = line.split()[1]
             if not apple and module in ("SwiftUI", "BackgroundTasks", "UIKit"):

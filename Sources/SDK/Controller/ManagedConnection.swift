@@ -24,6 +24,8 @@ public protocol ManagedConnection: Sendable {
 }
 
 /// One attempt to connect, handed to ``ManagedConnection/open(_:)``: the client reports on it.
+/// A client that remembers attempts after their close keeps their ``id`` (unique per
+/// controller), not the object: a released object's address may be reused.
 /// Reports about an attempt that is no longer the current one change nothing — a second "lost",
 /// a "lost" after the controller let go — except an "opened" after the controller gave up on it,
 /// which is closed at once.
