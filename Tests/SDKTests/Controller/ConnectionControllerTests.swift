@@ -254,9 +254,13 @@ struct ConnectionControllerTests {
     @Test("ping() without a connection is notConnected; a client ping that never answers times out")
     func pingFailures() async throws {
         let started = OneShotBox()
+        // A client ping that is never answered: a stream nothing is ever sent on (its
+        // continuation held), left only when the controller gives up and cancels it.
+        let unanswered = AsyncStream<Void>.makeStream()
         let controller = controller(manual(), ping: {
             started.fire("pinging")
-            try await Task.sleep(for: .seconds(3600))
+            for await _ in unanswered.stream {}
+            _ = unanswered.continuation
         })
         try await withRunningController(controller) { _ in
             await #expect(throws: SessionError(.notConnected, "ping needs a connection (status: disconnected (notStarted))")) { try await controller.ping() }
