@@ -65,6 +65,7 @@ extension Session {
             wire.outbound.finish()
         }
         link = .idle
+        if let state = machine?.sessionState { wireSessionState = state }
         machine = nil
         wireSubscriptions = [:]
         for key in timers.keys { if case .wire = key { cancelTimer(key) } }
@@ -94,7 +95,7 @@ extension Session {
             connectionEnded(reason: .error(detail), disposition: .doNotRetry, closeCode: .protocolError)
             return
         }
-        var fresh = settings.wireProtocol.makeConnectionMachine()
+        var fresh = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState)
         let actions = fresh.start(credentials: token)
         machine = fresh
         carry(actions)

@@ -39,6 +39,8 @@ public actor Session {
     var backgroundKeeper: BackgroundTimeKeeper
     /// The current connection's protocol machine: made fresh for every socket, dropped with it.
     var machine: (any WireMachine)?
+    /// What the protocol keeps across sockets (``WireMachine/sessionState``), between them.
+    var wireSessionState: (any Sendable)?
     /// The channel of every subscription the current connection's protocol confirmed.
     var wireSubscriptions: [SubscriptionID: String] = [:]
     var runPhase: RunPhase = .notStarted {

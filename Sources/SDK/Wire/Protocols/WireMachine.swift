@@ -184,6 +184,10 @@ package protocol WireProtocolDescription: Sendable {
     /// message).
     func handshake(endpoint: URL, credentials: Secret?) -> Handshake
     func makeConnectionMachine() -> any WireMachine
+    /// A machine for the next socket of a session, continuing from `state`: what the previous
+    /// socket's machine left in ``WireMachine/sessionState`` (nil for a session's first socket).
+    /// Default: a fresh machine, for protocols whose state is all per socket.
+    func makeConnectionMachine(continuing state: (any Sendable)?) -> any WireMachine
     /// What a close from the server (or a socket that ended without one: `code` nil) means.
     func ending(code: CloseCode?, reason: String) -> WireEnding
     /// What an upgrade the server refused with `httpStatus` means (default: 401 and 403 reject
@@ -197,6 +201,10 @@ package protocol WireProtocolDescription: Sendable {
 
 extension WireProtocolDescription {
     package var settingsProblem: String? { nil }
+
+    package func makeConnectionMachine(continuing state: (any Sendable)?) -> any WireMachine {
+        makeConnectionMachine()
+    }
 
     package func handshake(endpoint: URL, credentials: Secret?) -> Handshake {
         Handshake(url: endpoint, subprotocols: subprotocols)
@@ -241,6 +249,15 @@ package protocol WireMachine: Sendable {
     mutating func receive(_ frame: TransportFrame) -> [WireAction]
     mutating func perform(_ command: WireCommand) -> [WireAction]
     mutating func timerFired(_ timer: WireTimer) -> [WireAction]
+    /// State the protocol keeps for the session rather than for one socket (MQTT's client id,
+    /// its un-acknowledged publishes, the subscriptions the broker holds): the core takes it when
+    /// the socket ends and hands it to the next socket's machine
+    /// (``WireProtocolDescription/makeConnectionMachine(continuing:)``). Default: none.
+    var sessionState: (any Sendable)? { get }
+}
+
+extension WireMachine {
+    package var sessionState: (any Sendable)? { nil }
 }
 
 extension CharacterSet {
