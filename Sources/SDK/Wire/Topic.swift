@@ -5,6 +5,8 @@
 /// - Tether and Socket.IO: none — the name is the channel (the room).
 /// - graphql-transport-ws: the subscription operation, `{"query", "variables"?,
 ///   "operationName"?}` (or just the query as a string); see ``graphQL(_:query:variables:)``.
+/// - MQTT: the name is the topic filter; `{"qos": 0 or 1}` overrides the protocol's QoS; see
+///   ``mqtt(_:qos:)``.
 public struct Topic: Hashable, Sendable, CustomStringConvertible {
     /// The channel's name, 1 to 256 bytes.
     public var name: String
@@ -21,6 +23,11 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
         var operation: [String: JSONValue] = ["query": .string(query)]
         if !variables.isEmpty { operation["variables"] = .object(variables) }
         return Topic(name, options: .object(operation))
+    }
+
+    /// An MQTT topic filter (wildcards allowed) at `qos`, named by the filter in the session.
+    public static func mqtt(_ filter: String, qos: MQTTQoS) -> Topic {
+        Topic(filter, options: ["qos": JSONValue(Int(qos.rawValue))])
     }
 
     public var description: String { name }

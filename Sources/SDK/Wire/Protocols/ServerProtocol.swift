@@ -53,6 +53,44 @@ public struct ServerProtocol: Sendable, CustomStringConvertible {
         return ServerProtocol(kind: .adapter(adapter), name: "socket.io")
     }
 
+    /// MQTT 3.1.1 or 5 over WebSocket (mosquitto, EMQX, HiveMQ, AWS IoT; subprotocol `mqtt`).
+    /// A channel is a topic filter (`sensors/+/temperature`, `chat/#`): every message whose topic
+    /// it matches arrives on it as `{"topic", "payload"}` (``Topic/mqtt(_:qos:)`` picks a QoS per
+    /// subscription). A publish's channel is its topic and its data the payload, as JSON text.
+    /// The session's token is the password. With a persistent session the broker keeps the
+    /// subscriptions and queues QoS 1 messages while the app is away: a reconnect resumes it
+    /// (no resubscribe; what it queued is delivered and reported as caught up), and QoS 1
+    /// publishes whose PUBACK was lost are re-sent with DUP set. See `docs/PROTOCOLS.md`.
+    ///
+    /// - Parameters:
+    ///   - clientID: the broker's key to the session. `nil`: each ``Session`` makes one
+    ///     (`tether-` and 16 hex digits) and keeps it across its reconnects; give a stable one
+    ///     (per install) for a relaunched app to find its session again.
+    ///   - username: the CONNECT username (the token, if any, is the password).
+    ///   - version: ``MQTTVersion/v3_1_1`` (default) or ``MQTTVersion/v5`` (a broker that does
+    ///     not speak it ends the session with an error naming the version, never a retry loop).
+    ///   - qos: subscriptions' and publishes' QoS (default at least once: QoS 1).
+    ///   - persistentSession: clean session off (MQTT 5: a session expiry), so the broker keeps
+    ///     the session between connections (default true).
+    ///   - sessionExpiry: MQTT 5: how long the broker keeps a persistent session after the
+    ///     connection ends (default 1 hour; a 3.1.1 broker keeps it by its own configuration).
+    ///   - keepAlive: the CONNECT keep-alive, whole seconds (default 60 s; 0 turns it off); a
+    ///     PINGREQ goes out every three quarters of it and one unanswered for half of it ends the
+    ///     connection.
+    ///   - maximumPacketSize: the largest packet accepted from the broker (default 1 MiB); a
+    ///     larger one ends the connection as a protocol error (MQTT 5 tells the broker).
+    public static func mqtt(
+        clientID: String? = nil, username: String? = nil, version: MQTTVersion = .v3_1_1, qos: MQTTQoS = .atLeastOnce,
+        persistentSession: Bool = true, sessionExpiry: Duration = .seconds(3600), keepAlive: Duration = .seconds(60),
+        maximumPacketSize: Int = 1 << 20
+    ) -> ServerProtocol {
+        let adapter = MQTT(
+            version: version, clientID: clientID, username: username, qos: qos, persistentSession: persistentSession,
+            sessionExpiry: sessionExpiry, keepAlive: keepAlive, maximumPacketSize: maximumPacketSize
+        )
+        return ServerProtocol(kind: .adapter(adapter), name: MQTT.subprotocol)
+    }
+
     /// A protocol written in this package (an adapter not offered above).
     package static func adapter(_ adapter: any WireProtocolDescription, name: String) -> ServerProtocol {
         ServerProtocol(kind: .adapter(adapter), name: name)

@@ -120,8 +120,10 @@ package struct WireCapabilities: Hashable, Sendable {
     package var liveness: Liveness
     /// Indicates that the client can elicit an answer now (the foreground probe, `ping()`).
     package var canProbe: Bool
-    /// Indicates that the server applies a publish's idempotency key at most once, so a publish
-    /// whose acknowledgement was lost with the connection can be sent again safely.
+    /// Indicates that a publish whose acknowledgement was lost with the connection is sent again
+    /// (with its idempotency key): the server applies the key at most once (Tether), or
+    /// re-sending is the protocol's own rule (MQTT QoS 1: at least once, the re-send marked DUP
+    /// with its packet id).
     package var deduplicatesPublishes: Bool
 
     package init(publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false) {

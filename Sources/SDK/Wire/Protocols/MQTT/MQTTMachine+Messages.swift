@@ -1,0 +1,95 @@
+import ConnectionPolicy
+import Foundation
+
+extension MQTT.Machine {
+    /// A message from the broker: delivered to every made subscription whose filter matches,
+    /// held for the ones still being made, and acknowledged (QoS 1) once delivered to all.
+    mutating func received(_ publish: MQTTPublish) -> [WireAction] {
+        if let id = publish.packetID {
+            if publish.duplicate, state.acknowledged[id] == MQTTSessionState.digest(publish) {
+                // A re-send of one already delivered and acknowledged (its PUBACK was lost).
+                return [send(.puback(id, code: 0))]
+            }
+            state.acknowledged[id] = nil
+        }
+        held.append(Held(publish: publish))
+        if held.count > Self.heldLimit, catchingUp { return backlogDone() }
+        return releaseHeld()
+    }
+
+    /// Delivers what the made subscriptions have not had yet, and acknowledges every message
+    /// that waits for nothing more — in arrival order.
+    mutating func releaseHeld() -> [WireAction] {
+        var actions: [WireAction] = []
+        var remaining: [Held] = []
+        for var message in held {
+            var waiting = false
+            for id in subscriptionOrder where !message.deliveredTo.contains(id) {
+                guard var subscription = subscriptions[id], MQTTTopicFilter.matches(subscription.filter, topic: message.publish.topic) else { continue }
+                guard subscription.stage == .active else {
+                    waiting = true
+                    continue
+                }
+                subscription.position += 1
+                subscriptions[id] = subscription
+                message.deliveredTo.insert(id)
+                actions.append(.delivery(id, Self.data(of: message.publish), position: .sequence(subscription.position)))
+            }
+            // Until a resumed session's backlog is in, a message no subscription claims yet may
+            // belong to one the replay has still to make.
+            if waiting || (catchingUp && message.deliveredTo.isEmpty) {
+                remaining.append(message)
+                continue
+            }
+            if let id = message.publish.packetID {
+                state.acknowledged[id] = MQTTSessionState.digest(message.publish)
+                actions.append(send(.puback(id, code: 0)))
+            }
+        }
+        held = remaining
+        return actions
+    }
+
+    mutating func publish(_ request: RequestID, topic: String, data: JSONValue, key: String?) -> [WireAction] {
+        guard MQTTTopicFilter.isValid(topic: topic) else {
+            return [.replied(request, .failure(WireFailure(code: "invalid_topic", message: "'\(topic)' is not an MQTT topic name (no + or #)")))]
+        }
+        let payload = Array(JSONWriter.text(data).utf8)
+        guard configuration.qos == .atLeastOnce else {
+            return [send(.publish(MQTTPublish(topic: topic, payload: payload, qos: .atMostOnce))), .replied(request, .success(.sentUnconfirmed))]
+        }
+        var duplicate = false
+        var packetID: UInt16
+        if let key, let earlier = state.packetID(resending: key), !publishes.keys.contains(earlier) {
+            duplicate = true
+            packetID = earlier
+        } else {
+            guard let fresh = state.allocatePacketID(excluding: packetIDsInUse) else {
+                return [.replied(request, .failure(WireFailure(code: "no_packet_id", message: "all 65,535 MQTT packet ids are in use")))]
+            }
+            packetID = fresh
+            if let key { state.remember(key, packetID: fresh) }
+        }
+        publishes[packetID] = request
+        return [send(.publish(MQTTPublish(topic: topic, payload: payload, qos: .atLeastOnce, duplicate: duplicate, packetID: packetID)))]
+    }
+
+    /// What the app receives: `{"topic", "payload"}` — the payload as JSON when it is JSON text,
+    /// as a string when it is other UTF-8 text, or `{"topic", "payloadBase64"}` for other bytes;
+    /// `"retained": true` for a retained message.
+    static func data(of publish: MQTTPublish) -> JSONValue {
+        var message: [String: JSONValue] = ["topic": .string(publish.topic)]
+        if let value = try? JSONParser.parse(publish.payload, maxDepth: 64) {
+            message["payload"] = value
+        } else {
+            let text = String(decoding: publish.payload, as: UTF8.self)
+            if text.utf8.elementsEqual(publish.payload) {
+                message["payload"] = .string(text)
+            } else {
+                message["payloadBase64"] = .string(Data(publish.payload).base64EncodedString())
+            }
+        }
+        if publish.retain { message["retained"] = true }
+        return .object(message)
+    }
+}
