@@ -157,18 +157,23 @@ final class ChildProcess: Sendable {
     }
 
     /// Runs a command to its end; nil when it exited 0, else its last lines of output.
-    static func run(_ executable: String, _ arguments: [String]) async -> String? {
+    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async -> String? {
+        await output(executable, arguments, environment: environment).failure
+    }
+
+    /// Runs a command to its end: its output lines, and nil or its failure as ``run`` says it.
+    static func output(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) async -> (lines: [String], failure: String?) {
         let child: ChildProcess
         do {
-            child = try ChildProcess(executable, arguments)
+            child = try ChildProcess(executable, arguments, environment: environment)
         } catch {
-            return "\(error)"
+            return ([], "\(error)")
         }
         var output: [String] = []
         for await line in child.lines { output.append(line) }
         let status = await child.exited()
-        guard status != 0 else { return nil }
-        return "exit status \(status): " + output.suffix(5).joined(separator: " | ")
+        guard status != 0 else { return (output, nil) }
+        return (output, "exit status \(status): " + output.suffix(5).joined(separator: " | "))
     }
 }
 

@@ -19,7 +19,7 @@ extension MQTT.Machine {
             // The broker's session still holds it: nothing to send. What it queued arrives on
             // its own; the subscription is made once that backlog is in.
             add(id, Subscription(filter: filter, qos: qos, position: position, stage: catchingUp ? .claimed : .active, resumed: resume != nil))
-            return catchingUp ? [] : [.subscribed(id, resume == nil ? .live(at: nil) : .caughtUp(to: .sequence(position)))]
+            return catchingUp ? [] : [.subscribed(id, resume == nil ? .live(at: .sequence(position)) : .caughtUp(to: .sequence(position)))]
         }
         guard let packetID = state.allocatePacketID(excluding: packetIDsInUse) else {
             return [.subscriptionFailed(id, WireFailure(code: "no_packet_id", message: "all 65,535 MQTT packet ids are in use"))]
@@ -53,7 +53,8 @@ extension MQTT.Machine {
         subscriptions[id] = subscription
         if configuration.persistentSession { state.brokerFilters[subscription.filter] = granted }
         // A subscription the broker did not still hold: what was published meanwhile is gone.
-        let outcome: SubscribeOutcome = subscription.resumed ? .resumeUnsupported : .live(at: nil)
+        // Positions number this subscription's deliveries: a new one starts at 0.
+        let outcome: SubscribeOutcome = subscription.resumed ? .resumeUnsupported : .live(at: .sequence(subscription.position))
         return [.subscribed(id, outcome)] + releaseHeld()
     }
 
@@ -70,7 +71,7 @@ extension MQTT.Machine {
             let queued = held.count { MQTTTopicFilter.matches(subscription.filter, topic: $0.publish.topic) && !$0.deliveredTo.contains(id) }
             subscription.stage = .active
             subscriptions[id] = subscription
-            let outcome: SubscribeOutcome = subscription.resumed ? .caughtUp(to: .sequence(subscription.position + UInt64(queued))) : .live(at: nil)
+            let outcome: SubscribeOutcome = subscription.resumed ? .caughtUp(to: .sequence(subscription.position + UInt64(queued))) : .live(at: .sequence(subscription.position))
             actions.append(.subscribed(id, outcome))
         }
         for filter in state.brokerFilters.keys.sorted() where !claimed.contains(filter) && !subscriptions.values.contains(where: { $0.filter == filter }) {

@@ -78,7 +78,7 @@ struct MQTTMachineTests {
     func subscriptions() {
         var machine = Self.connected()
         #expect(Self.packets(machine.perform(.subscribe(1, .mqtt("s/+/t", qos: .atMostOnce), resume: nil))) == [.subscribe(1, [("s/+/t", .atMostOnce)])])
-        #expect(machine.receive(Self.frame(.suback(1, codes: [0]))) == [.subscribed(1, .live(at: nil))])
+        #expect(machine.receive(Self.frame(.suback(1, codes: [0]))) == [.subscribed(1, .live(at: .sequence(0)))])
         _ = machine.perform(.subscribe(2, Topic("denied"), resume: nil))
         guard case .subscriptionFailed(2, let failure)? = machine.receive(Self.frame(.suback(2, codes: [0x80]))).first else {
             Issue.record("not refused")
@@ -120,7 +120,7 @@ struct MQTTMachineTests {
         _ = machine.perform(.subscribe(1, Topic("t"), resume: nil))
         #expect(machine.receive(Self.frame(Self.message("t", "1", id: 4))).isEmpty)
         #expect(machine.receive(Self.frame(.suback(1, codes: [1]))) == [
-            .subscribed(1, .live(at: nil)), .delivery(1, Self.data("t", 1), position: .sequence(1)),
+            .subscribed(1, .live(at: .sequence(0))), .delivery(1, Self.data("t", 1), position: .sequence(1)),
             .send(.binary(MQTTPacket.puback(4, code: 0).encoded(.v3_1_1))),
         ])
     }
