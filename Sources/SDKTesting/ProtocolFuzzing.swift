@@ -3,13 +3,16 @@ package import SDK
 /// The protocol adapters' fuzz harness (`Fuzz/`, `.ci/fuzz-adapters`), also replayed by the test
 /// suite on every regression input: an input is split at newlines into frames, fed to a ready
 /// connection machine holding one subscription and one pending publish, and then once more
-/// whole as a binary frame. Nothing may trap, and the machine's actions must make sense: nothing
+/// whole as a binary frame (MQTT, binary only: the pieces are binary frames, so packets arrive
+/// split and concatenated, and its stream decoder must decode the same packets however the bytes
+/// are cut, each surviving a re-encoding). Nothing may trap, and the machine's actions must make sense: nothing
 /// after it ended the connection, deliveries only for the subscription it holds, replies only
 /// to requests it was given, each at most once.
 public enum ProtocolFuzzing {
     public enum Adapter: String, CaseIterable, Sendable {
         case graphQLTransportWS = "graphql-transport-ws"
         case socketIO = "socket.io"
+        case mqtt
     }
 
     /// What was wrong with the machine's answer to `bytes`, or `nil` when nothing was.
@@ -23,6 +26,12 @@ public enum ProtocolFuzzing {
         case .socketIO:
             machine = SocketIO().makeConnectionMachine()
             opening = [.text(#"0{"sid":"f","upgrades":[],"pingTimeout":1000,"pingInterval":1000,"maxPayload":1000000}"#), .text("40")]
+        case .mqtt:
+            for version in [MQTTVersion.v3_1_1, .v5] {
+                if let problem = MQTTDecoderCheck.check(bytes, version) { return "\(version): \(problem)" }
+            }
+            machine = MQTT(clientID: "fuzz", maximumPacketSize: 1 << 16).makeConnectionMachine()
+            opening = [.binary(MQTTPacket.connack(sessionPresent: false, code: 0, properties: MQTTProperties()).encoded(.v3_1_1))]
         }
         var audit = Audit()
         audit.take(machine.start(credentials: Secret("token")))
@@ -33,9 +42,12 @@ public enum ProtocolFuzzing {
         audit.take(machine.perform(.publish(1, Topic("room-1"), ["text": "hi"], key: "k")))
         audit.take(machine.perform(.ping(2)))
         let frames = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
-        for frame in frames { audit.take(machine.receive(.text(String(decoding: frame, as: UTF8.self)))) }
+        for frame in frames {
+            audit.take(machine.receive(adapter == .mqtt ? .binary(Array(frame)) : .text(String(decoding: frame, as: UTF8.self))))
+        }
         audit.take(machine.receive(.binary(bytes)))
         audit.take(machine.timerFired(WireTimer("socket.io-heartbeat")))
+        audit.take(machine.timerFired(MQTT.keepAliveTimer))
         return audit.problem
     }
 
@@ -72,5 +84,41 @@ public enum ProtocolFuzzing {
                 }
             }
         }
+    }
+}
+
+/// MQTT's stream decoder under the fuzzer: the packets (and the error, if any) do not depend on
+/// where frames cut the bytes, and every packet decodes to itself after a re-encoding.
+enum MQTTDecoderCheck {
+    static func check(_ bytes: [UInt8], _ version: MQTTVersion) -> String? {
+        let whole = decode([bytes], version)
+        // Cuts derived from the input itself: every byte's low bits are a piece's length.
+        var pieces: [[UInt8]] = []
+        var index = 0
+        while index < bytes.count {
+            let length = Int(bytes[index] % 7) + 1
+            pieces.append(Array(bytes[index..<min(bytes.count, index + length)]))
+            index += length
+        }
+        let cut = decode(pieces, version)
+        guard whole.packets == cut.packets, whole.failed == cut.failed else {
+            return "decoded \(whole.packets.count) packets (failed: \(whole.failed)) whole, \(cut.packets.count) (failed: \(cut.failed)) in pieces"
+        }
+        for packet in whole.packets {
+            let again = decode([packet.encoded(version)], version)
+            guard again.packets == [packet], !again.failed else { return "\(packet) does not survive a re-encoding" }
+        }
+        return nil
+    }
+
+    private static func decode(_ frames: [[UInt8]], _ version: MQTTVersion) -> (packets: [MQTTPacket], failed: Bool) {
+        var decoder = MQTTStreamDecoder(version: version, maximumPacketSize: 1 << 16)
+        var packets: [MQTTPacket] = []
+        for frame in frames {
+            let (decoded, failure) = decoder.decode(frame)
+            packets += decoded
+            if failure != nil { return (packets, true) }
+        }
+        return (packets, false)
     }
 }

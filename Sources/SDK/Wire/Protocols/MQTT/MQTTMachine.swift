@@ -90,17 +90,14 @@ extension MQTT {
         package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
             guard phase != .ended else { return [] }
             guard case .binary(let bytes) = frame else { return fail("a text frame (MQTT over WebSocket is binary)") }
-            let packets: [MQTTPacket]
-            do {
-                packets = try decoder.append(bytes)
-            } catch {
-                return fail(error.description)
-            }
+            // What came before a broken packet is handled; then the connection ends.
+            let (packets, failure) = decoder.decode(bytes)
             var actions: [WireAction] = []
             for packet in packets {
                 actions += handle(packet)
-                if phase == .ended { break }
+                if phase == .ended { return actions }
             }
+            if let failure { actions += fail(failure.description) }
             return actions
         }
 

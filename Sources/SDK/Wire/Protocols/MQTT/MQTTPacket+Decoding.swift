@@ -23,15 +23,22 @@ package struct MQTTStreamDecoder: Sendable {
     /// Bytes waiting for the rest of their packet.
     package var pendingByteCount: Int { buffer.count - start }
 
-    /// Appends `bytes` and returns every packet they complete, in order.
-    package mutating func append(_ bytes: [UInt8]) throws(MQTTDecodingError) -> [MQTTPacket] {
+    /// Appends `bytes` and returns every packet they complete, in order — and, when the stream
+    /// stops being MQTT, the packets before that point and why (nothing after it is decoded).
+    package mutating func decode(_ bytes: [UInt8]) -> (packets: [MQTTPacket], failure: MQTTDecodingError?) {
         buffer += bytes
         var packets: [MQTTPacket] = []
-        while let (header, length, headerSize) = try nextHeader() {
-            guard buffer.count - start >= headerSize + length else { break }
-            let bodyStart = start + headerSize
-            packets.append(try MQTTPacket.decode(header: header, body: buffer[bodyStart..<bodyStart + length], version: version))
-            start = bodyStart + length
+        do {
+            while let (header, length, headerSize) = try nextHeader() {
+                guard buffer.count - start >= headerSize + length else { break }
+                let bodyStart = start + headerSize
+                packets.append(try MQTTPacket.decode(header: header, body: buffer[bodyStart..<bodyStart + length], version: version))
+                start = bodyStart + length
+            }
+        } catch {
+            buffer = []
+            start = 0
+            return (packets, error)
         }
         if start == buffer.count {
             buffer = []
@@ -40,6 +47,13 @@ package struct MQTTStreamDecoder: Sendable {
             buffer.removeFirst(start)
             start = 0
         }
+        return (packets, nil)
+    }
+
+    /// ``decode(_:)``, throwing when the stream stops being MQTT.
+    package mutating func append(_ bytes: [UInt8]) throws(MQTTDecodingError) -> [MQTTPacket] {
+        let (packets, failure) = decode(bytes)
+        if let failure { throw failure }
         return packets
     }
 
@@ -130,6 +144,7 @@ extension MQTTPacket {
             if v5 { _ = try reader.properties() }
             let codes = reader.rest()
             if type == 9, codes.isEmpty { throw MQTTDecodingError("a SUBACK without a return code") }
+            if type == 11, !v5, !codes.isEmpty { throw MQTTDecodingError("a 3.1.1 UNSUBACK longer than its packet id") }
             packet = type == 9 ? .suback(id, codes: codes) : .unsuback(id, codes: codes)
         case 12:
             packet = .pingreq
