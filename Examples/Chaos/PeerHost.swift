@@ -1,24 +1,82 @@
 import Foundation
 import PeerServers
 
-/// A real third-party server for a chaos run (strawberry-graphql or python-socketio), on one
-/// port for the whole run, with process-level faults: kill, stop/continue, restart.
+/// A real third-party server for a chaos run (strawberry-graphql, python-socketio or mosquitto),
+/// on one port for the whole run, with process-level faults: kill, stop/continue, restart.
 actor PeerHost {
-    let app: PeerServer.App
-    let port: Int
-    private let environment: [String: String]
-    private var server: PeerServer?
-    private var isStopped = false
+    /// Which server, and how to start it (again, where it was).
+    enum Kind: Sendable {
+        case app(PeerServer.App, environment: [String: String])
+        case mosquitto
 
-    private init(app: PeerServer.App, server: PeerServer, environment: [String: String]) {
-        self.app = app
-        self.port = server.port
-        self.server = server
-        self.environment = environment
+        var name: String {
+            switch self {
+            case .app(let app, _): app.rawValue
+            case .mosquitto: "mosquitto"
+            }
+        }
     }
 
-    static func start(_ app: PeerServer.App, environment: [String: String]) async throws -> PeerHost {
-        PeerHost(app: app, server: try await PeerServer.start(app, environment: environment), environment: environment)
+    /// One running server process.
+    enum Running: Sendable {
+        case app(PeerServer)
+        case broker(MQTTBroker)
+
+        var port: Int {
+            switch self {
+            case .app(let server): server.port
+            case .broker(let broker): broker.port
+            }
+        }
+
+        func send(_ signal: Int32) {
+            switch self {
+            case .app(let server): server.send(signal)
+            case .broker(let broker): broker.send(signal)
+            }
+        }
+
+        func exited() async {
+            switch self {
+            case .app(let server): await server.exited()
+            case .broker(let broker): await broker.exited()
+            }
+        }
+
+        func stop() async {
+            switch self {
+            case .app(let server): await server.stop()
+            case .broker(let broker): await broker.stop()
+            }
+        }
+    }
+
+    let kind: Kind
+    let port: Int
+    private var server: Running?
+    /// The first broker: where a restarted one finds its ports and persistence.
+    private let original: Running
+    private var isStopped = false
+
+    private init(kind: Kind, server: Running) {
+        self.kind = kind
+        self.port = server.port
+        self.server = server
+        self.original = server
+    }
+
+    static func start(_ kind: Kind) async throws -> PeerHost {
+        PeerHost(kind: kind, server: try await launch(kind, previous: nil, port: 0))
+    }
+
+    private static func launch(_ kind: Kind, previous: Running?, port: Int) async throws -> Running {
+        switch kind {
+        case .app(let app, let environment):
+            return .app(try await PeerServer.start(app, port: port, environment: environment))
+        case .mosquitto:
+            guard case .broker(let broker)? = previous else { return .broker(try await MQTTBroker.start()) }
+            return .broker(try await MQTTBroker.start(restarting: broker))
+        }
     }
 
     func kill() async {
@@ -35,14 +93,14 @@ actor PeerHost {
         var lastError: (any Error)?
         for _ in 0..<10 {
             do {
-                server = try await PeerServer.start(app, port: port, environment: environment)
+                server = try await Self.launch(kind, previous: original, port: port)
                 return
             } catch {
                 lastError = error
                 try await Task.sleep(for: .milliseconds(200))
             }
         }
-        throw lastError ?? PeerServer.Unavailable(description: "could not restart \(app.rawValue) on port \(port)")
+        throw lastError ?? PeerServer.Unavailable(description: "could not restart \(kind.name) on port \(port)")
     }
 
     func stop() {
@@ -76,5 +134,6 @@ actor PeerHost {
         resume()
         await server?.stop()
         server = nil
+        if case .broker(let broker) = original { await broker.stop(removingDirectory: true) }
     }
 }

@@ -2,11 +2,11 @@ import Foundation
 import PeerServers
 import ReferenceServer
 
-// swift run -c release chaos [--schedules N] [--seed S] [--steps K] [--settle-ms MS] [--protocol graphql-ws|socket.io]
+// swift run -c release chaos [--schedules N] [--seed S] [--steps K] [--settle-ms MS] [--protocol graphql-ws|socket.io|mqtt]
 // Drives sessions through seeded random schedules of lifecycle flips, host calls and real
 // faults, checking DESIGN.md's invariants after every step: on the reference server (the
 // default), or with `--protocol` on a real third-party server (strawberry-graphql,
-// python-socketio) with process-level faults (SIGKILL, SIGSTOP/SIGCONT, restart). A violation
+// python-socketio, mosquitto) with process-level faults (SIGKILL, SIGSTOP/SIGCONT, restart). A violation
 // prints its seed and the shortest failing schedule found. Last line:
 // `chaos: schedules=N violations=V seed=S`.
 
@@ -96,11 +96,11 @@ do {
     let violations: Int
     if let protocolName {
         guard let peer = PeerChaosProtocol.named(protocolName) else {
-            say("chaos: unknown --protocol \(protocolName) (graphql-ws or socket.io)")
+            say("chaos: unknown --protocol \(protocolName) (graphql-ws, socket.io or mqtt)")
             exit(2)
         }
-        let host = try await PeerHost.start(peer.app, environment: peer.environment)
-        say("chaos: \(peer.serverProtocol) against \(peer.app.rawValue) on port \(host.port)")
+        let host = try await PeerHost.start(peer.server)
+        say("chaos: \(peer.serverProtocol) against \(peer.server.name) on port \(host.port)")
         violations = try await runSchedules(
             makeSchedule: { PeerChaosStep.schedule(seed: $0, count: stepCount) },
             reset: { try await host.heal() },

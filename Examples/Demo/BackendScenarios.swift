@@ -2,16 +2,19 @@ import Foundation
 import NIOTransport
 import SDK
 
-/// `swift run demo --protocol graphql-ws|socket.io --url URL [--token T]`: the narrated,
-/// checked session against a server the user runs (the fixture apps in
-/// `Examples/PeerServers/Apps/`, or one of theirs with `--subscription`/`--mutation` or `--room`).
+/// `swift run demo --protocol graphql-ws|socket.io|mqtt --url URL [--token T]`: the narrated,
+/// checked session against a server the user runs (the fixture apps and broker in
+/// `Examples/PeerServers/Apps/`, or one of theirs with `--subscription`/`--mutation`, `--room`,
+/// or `--topic`/`--username`).
 struct BackendScenarios {
     struct Backend {
         let serverProtocol: ServerProtocol
         let topic: Topic
         let publishData: JSONValue
-        /// Socket.IO rooms deliver only what is published to them.
+        /// Socket.IO rooms and MQTT topics deliver only what is published to them.
         let deliversOnlyPublished: Bool
+        /// The server keeps the subscriptions across connections (an MQTT persistent session).
+        var resumes = false
     }
 
     let url: String
@@ -30,6 +33,10 @@ struct BackendScenarios {
         case "socket.io", "socketio":
             let room = option("--room") ?? "demo"
             return Backend(serverProtocol: .socketIO(), topic: Topic(room), publishData: ["text": "hello from Tether"], deliversOnlyPublished: true)
+        case "mqtt":
+            let topic = option("--topic") ?? "demo/chat"
+            return Backend(serverProtocol: .mqtt(username: option("--username") ?? "tether"), topic: Topic(topic),
+                           publishData: ["text": "hello from Tether"], deliversOnlyPublished: true, resumes: true)
         default:
             return nil
         }
@@ -68,7 +75,8 @@ struct BackendScenarios {
             var messages = subscription.makeAsyncIterator()
             narrator.say("subscribed to \(backend.topic.name)")
             let first = try await nextMessage(session, &messages)
-            narrator.check(first != nil, "a message arrived: \(first.map { "\($0.data)" } ?? "none") (no sequence number on this protocol)")
+            let numbering = first?.sequence.map { "sequence \($0), numbered by the session: the broker has none" } ?? "no sequence number on this protocol"
+            narrator.check(first != nil, "a message arrived: \(first.map { "\($0.data)" } ?? "none") (\(numbering))")
             let receipt = try await session.publish(backend.publishData, to: backend.topic.name)
             narrator.check(true, "published: \(receipt)\(receipt.response.map { ", the server answered \($0)" } ?? "")")
 
@@ -83,8 +91,13 @@ struct BackendScenarios {
             narrator.check(await watcher.wait { $0 == .connected } != nil, "reconnected on return to the foreground")
             if let report = await reports.next() {
                 narrator.say("recovery report: \(report)")
-                narrator.check(report.refetch.contains(backend.topic.name),
-                               "the report says refetch \(backend.topic.name): this protocol cannot resume, so what was missed is unknown", detail: "\(report)")
+                if backend.resumes {
+                    narrator.check(report.refetch.isEmpty,
+                                   "the broker kept the session: no resubscribe, nothing to refetch (caught up \(report.caughtUp[backend.topic.name] ?? 0))", detail: "\(report)")
+                } else {
+                    narrator.check(report.refetch.contains(backend.topic.name),
+                                   "the report says refetch \(backend.topic.name): this protocol cannot resume, so what was missed is unknown", detail: "\(report)")
+                }
             } else {
                 narrator.check(false, "a recovery report was published")
             }

@@ -40,9 +40,13 @@ public struct Ack: Hashable, Sendable {
 /// channel start at 1 and increase by one, so the session delivers each exactly once and in
 /// order, and a resubscribe catches up from the last one. Protocols that do not number messages
 /// (graphql-transport-ws, Socket.IO) deliver them with `sequence` `nil`, as the server sent them.
+/// On MQTT the broker numbers nothing either, but its persistent session resumes: the session
+/// numbers each subscription's deliveries itself (1, 2, …, continuing across reconnects), so a
+/// resume's catch-up is counted — numbers local to this session, not the broker's.
 public struct ChannelMessage: Hashable, Sendable {
     public var channel: String
-    /// The server's sequence number, where the protocol numbers messages.
+    /// The server's sequence number, where the protocol numbers messages (MQTT: the session's
+    /// count of the subscription's deliveries).
     public var sequence: UInt64?
     public var data: JSONValue
 
