@@ -8,6 +8,7 @@ final class ScriptedTransport: Transport {
     enum Event: Hashable, Sendable {
         case opened(URL, subprotocols: [String])
         case sent(String)
+        case sentBinary([UInt8])
         case closed(CloseCode)
     }
 
@@ -47,6 +48,11 @@ final class ScriptedTransport: Transport {
         _ = current.withLock { $0?.yield(.frame(.text(text))) }
     }
 
+    /// The server sends a binary frame on the open connection.
+    func push(binary bytes: [UInt8]) {
+        _ = current.withLock { $0?.yield(.frame(.binary(bytes))) }
+    }
+
     /// The server closes the open connection (`nil`: it vanishes without a close frame).
     func closeFromServer(_ code: CloseCode?, reason: String = "") {
         current.withLock { continuation in
@@ -77,8 +83,10 @@ final class ScriptedTransport: Transport {
 
         func send(_ frame: TransportFrame) async throws {
             guard !isClosed.withLock({ $0 }) else { throw TransportError(.notConnected, "closed") }
-            guard case .text(let text) = frame else { return }
-            log.yield(.sent(text))
+            switch frame {
+            case .text(let text): log.yield(.sent(text))
+            case .binary(let bytes): log.yield(.sentBinary(bytes))
+            }
         }
 
         func close(code: CloseCode, reason: String) async {
@@ -115,5 +123,15 @@ struct ScriptedLog {
     mutating func nextSent() async -> String? {
         var skipped: [ScriptedTransport.Event] = []
         return await nextSent(skipped: &skipped)
+    }
+
+    /// The next binary frame the session sent (opens and closes on the way are returned in
+    /// `skipped`).
+    mutating func nextBinary(skipped: inout [ScriptedTransport.Event]) async -> [UInt8]? {
+        while let event = await iterator.next() {
+            if case .sentBinary(let bytes) = event { return bytes }
+            skipped.append(event)
+        }
+        return nil
     }
 }
