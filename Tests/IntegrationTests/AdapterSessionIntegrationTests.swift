@@ -39,11 +39,7 @@ struct PeerBackend: Sendable, CustomStringConvertible {
                 .serverProtocol(serverProtocol)
                 .autoEstablishSocketConnection(auto)
                 .token(token)
-                .heartbeat(interval: .seconds(1), timeout: .seconds(1))
-                .reconnectBackoff(Backoff(initial: .milliseconds(100), multiplier: 2, maximum: .milliseconds(500), jitter: 0))
-                .connectTimeout(.seconds(3))
-                .requestTimeout(.seconds(3))
-                .stableConnectionAfter(.milliseconds(200))
+                .peerTestTimings()
         ).build()
     }
 
@@ -114,15 +110,8 @@ struct AdapterSessionIntegrationTests {
     @Test("Manual: the background watchdog disconnects after its timeout", arguments: [PeerBackend.graphQL, .socketIO])
     func manualWatchdog(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
-            let lifecycle = LifecycleDriver()
             let settings = try backend.settings(port: server.port, auto: false) { $0.backgroundTimeout(.milliseconds(800)) }
-            let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-            try await withRunningSession(session) { status in
-                try await session.connect()
-                await lifecycle.background()
-                #expect(session.status == .connected, "Manual keeps the connection in the background")
-                try await status.waitFor(.disconnected(.watchdogExpired))
-            }
+            try await expectManualWatchdog(settings, transport: NIOWebSocketTransport())
         }
     }
 

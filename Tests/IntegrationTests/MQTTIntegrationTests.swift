@@ -19,11 +19,7 @@ struct MQTTIntegrationTests {
                 .serverProtocol(.mqtt(clientID: clientID, username: MQTTBroker.username, version: version, qos: qos, keepAlive: keepAlive))
                 .autoEstablishSocketConnection(auto)
                 .token(token)
-                .heartbeat(interval: .seconds(1), timeout: .seconds(1))
-                .reconnectBackoff(Backoff(initial: .milliseconds(100), multiplier: 2, maximum: .milliseconds(500), jitter: 0))
-                .connectTimeout(.seconds(3))
-                .requestTimeout(.seconds(3))
-                .stableConnectionAfter(.milliseconds(200))
+                .peerTestTimings()
         ).build()
     }
 
@@ -121,15 +117,8 @@ struct MQTTIntegrationTests {
     @Test("Manual: the background watchdog disconnects after its timeout")
     func manualWatchdog() async throws {
         try await MQTTBroker.withRunning { broker in
-            let lifecycle = LifecycleDriver()
             let settings = try Self.settings(broker, clientID: "manual", auto: false) { $0.backgroundTimeout(.milliseconds(800)) }
-            let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-            try await withRunningSession(session) { status in
-                try await session.connect()
-                await lifecycle.background()
-                #expect(session.status == .connected, "Manual keeps the connection in the background")
-                try await status.waitFor(.disconnected(.watchdogExpired))
-            }
+            try await expectManualWatchdog(settings, transport: NIOWebSocketTransport())
         }
     }
 

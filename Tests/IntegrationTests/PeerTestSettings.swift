@@ -1,0 +1,28 @@
+import SDK
+import SDKTesting
+import Testing
+
+extension AppSettings.Builder {
+    /// The timings every test against a real third-party server uses: a 1 s heartbeat, a quick
+    /// backoff without jitter, 3 s timeouts, stable after 200 ms.
+    func peerTestTimings() -> AppSettings.Builder {
+        heartbeat(interval: .seconds(1), timeout: .seconds(1))
+            .reconnectBackoff(Backoff(initial: .milliseconds(100), multiplier: 2, maximum: .milliseconds(500), jitter: 0))
+            .connectTimeout(.seconds(3))
+            .requestTimeout(.seconds(3))
+            .stableConnectionAfter(.milliseconds(200))
+    }
+}
+
+/// Manual mode against a real server: `connect()`, background without pinging, and the watchdog
+/// (set short in `settings`) ends the connection.
+func expectManualWatchdog(_ settings: AppSettings, transport: any Transport) async throws {
+    let lifecycle = LifecycleDriver()
+    let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
+    try await withRunningSession(session) { status in
+        try await session.connect()
+        await lifecycle.background()
+        #expect(session.status == .connected, "Manual keeps the connection in the background")
+        try await status.waitFor(.disconnected(.watchdogExpired))
+    }
+}
