@@ -4,13 +4,14 @@ public import SDK
 /// A transport whose connections reach a ``TestServer`` in memory. Like the world, it refuses
 /// what a correct session never does: a second socket while one is open throws
 /// ``TransportError/Code/alreadyConnected`` and is counted in ``doubleSocketAttempts``.
-public final class InMemoryTransport: Transport {
+public final class InMemoryTransport: Transport, ActivityCountingTransport {
     private struct State {
         var open = 0
         var opened = 0
         var doubleSocketAttempts = 0
         var urls: [URL] = []
         var headers: [[String: String]] = []
+        var openWaiters = CountWaiters(.exactly)
     }
 
     let server: TestServer
@@ -31,7 +32,25 @@ public final class InMemoryTransport: Transport {
     /// The URL of every open, in order.
     public var requestedURLs: [URL] { state.withLock { $0.urls } }
 
+    /// Returns once exactly `count` sockets of this transport are open (at once if they are):
+    /// the transport counts a socket from its open until the session closed it, which can be a
+    /// moment after the server saw it go (``TestServer/waitForOpenConnections(_:)``).
+    public func waitForOpenConnections(_ count: Int) async {
+        let signal = state.withLock { $0.openWaiters.register(target: count, count: $0.open) }
+        await signal?.wait()
+    }
+
     public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        try await open(url: url, headers: headers, activity: nil)
+    }
+
+    /// Opens with every event counted as a unit of the session's work (``TestClock/settle()``).
+    package func open(url: URL, headers: [String: String], subprotocols: [String], activity: any ActivityTracking) async throws -> any TransportConnection {
+        guard subprotocols.isEmpty else { throw TransportError(.unavailable, "this transport cannot offer WebSocket subprotocols") }
+        return try await open(url: url, headers: headers, activity: activity)
+    }
+
+    private func open(url: URL, headers: [String: String], activity: (any ActivityTracking)?) async throws -> any TransportConnection {
         try Task.checkCancellation()
         let refusedAsDouble: Bool = state.withLock { state in
             state.urls.append(url)
@@ -46,9 +65,11 @@ public final class InMemoryTransport: Transport {
         }
         if refusedAsDouble { throw TransportError(.alreadyConnected, "a socket is already open on this transport") }
         let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
+        let ledger = activity.map(EventLedger.init)
         do {
-            let id = try server.accept(continuation)
-            return InMemoryConnection(id: id, events: events, continuation: continuation, transport: self)
+            let id = try server.accept(continuation, ledger: ledger)
+            notifyOpenWaiters()
+            return InMemoryConnection(id: id, events: events, continuation: continuation, transport: self, ledger: ledger)
         } catch {
             state.withLock { state in
                 state.open -= 1
@@ -60,22 +81,39 @@ public final class InMemoryTransport: Transport {
 
     func released() {
         state.withLock { $0.open -= 1 }
+        notifyOpenWaiters()
+    }
+
+    private func notifyOpenWaiters() {
+        let ready = state.withLock { $0.openWaiters.ready(count: $0.open) }
+        for signal in ready { signal.fire() }
     }
 }
 
-final class InMemoryConnection: TransportConnection {
+final class InMemoryConnection: TransportConnection, ActivityCountedConnection {
     let id: ServerCore.ConnectionID
+    let ledger: EventLedger?
     let events: AsyncStream<TransportEvent>
     private let continuation: AsyncStream<TransportEvent>.Continuation
     private let transport: InMemoryTransport
     private let isClosed = Locked(false)
 
-    init(id: ServerCore.ConnectionID, events: AsyncStream<TransportEvent>, continuation: AsyncStream<TransportEvent>.Continuation, transport: InMemoryTransport) {
+    init(
+        id: ServerCore.ConnectionID, events: AsyncStream<TransportEvent>, continuation: AsyncStream<TransportEvent>.Continuation,
+        transport: InMemoryTransport, ledger: EventLedger?
+    ) {
         self.id = id
+        self.ledger = ledger
         self.events = events
         self.continuation = continuation
         self.transport = transport
     }
+
+    var countedActivity: (any ActivityTracking)? { ledger?.activity }
+
+    func eventRead() { ledger?.read() }
+
+    func readingEnded() { ledger?.ended() }
 
     func send(_ frame: TransportFrame) async throws {
         guard !isClosed.withLock({ $0 }) else { throw TransportError(.notConnected, "the connection is closed") }

@@ -1,10 +1,19 @@
-import SDK
+package import SDK
 
 /// A clock that moves only when a test advances it: no sleeps, no timing flakiness.
 ///
 /// `advance(by:)` sets the new time first and then wakes every sleeper whose deadline has
 /// come, earliest first, so a timer armed in reaction to a fire is armed relative to the new
 /// time, whatever the scheduling. A sleep whose deadline has already passed returns at once.
+///
+/// It also knows when the sessions on it (and ``TestServer`` connections they opened) have
+/// nothing left to do but wait for it: ``settle()`` waits for that, ``advance(through:)`` keeps
+/// firing whatever becomes due within a span — a backoff, then the retry, then its timeout — in
+/// deadline order, and ``runUntilIdle(limit:)`` runs until nothing is scheduled, so a test can
+/// say "nothing more will ever happen". (A session counts its queued inputs, the frames on their
+/// way out, its tasks between two waits and the in-memory server's events not yet read; a timer
+/// asleep on this clock is not work. An app's recovery step that sleeps on this clock keeps its
+/// session busy: advance with ``advance(by:)`` for it.)
 public final class TestClock: Clock, Sendable {
     public struct Instant: InstantProtocol, CustomStringConvertible {
         /// The time since the clock started.
@@ -18,21 +27,28 @@ public final class TestClock: Clock, Sendable {
         public var description: String { "t+\(offset)" }
     }
 
-    private struct Sleeper {
-        let deadline: Instant
-        let continuation: CheckedContinuation<Void, any Error>
+    /// How ``runUntilIdle(limit:)`` ended.
+    public enum IdleOutcome: Hashable, Sendable, CustomStringConvertible {
+        /// Nothing is running and nothing is scheduled: nothing more will happen.
+        case idle
+        /// Something is still scheduled after the limit (a heartbeat, a watchdog), at this
+        /// instant.
+        case stillScheduled(Instant)
+
+        public var description: String {
+            switch self {
+            case .idle: "idle"
+            case .stillScheduled(let next): "still scheduled at \(next)"
+            }
+        }
     }
 
-    private struct State {
-        var now = Instant(offset: .zero)
-        var sleepers: [UInt64: Sleeper] = [:]
-        var nextID: UInt64 = 0
-        var wakeUps = 0
+    private let state = Locked(TestClockState())
+    private let tracker: Tracker
+
+    public init() {
+        tracker = Tracker(state)
     }
-
-    private let state = Locked(State())
-
-    public init() {}
 
     public var now: Instant { state.withLock { $0.now } }
     public var minimumResolution: Duration { .zero }
@@ -46,7 +62,14 @@ public final class TestClock: Clock, Sendable {
     /// The earliest deadline a sleeper waits for.
     public var nextDeadline: Instant? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
 
+    /// Units of work the sessions on this clock have in hand now (0: they only wait).
+    public var activeWork: Int { state.withLock { $0.activity } }
+
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
+        try await sleep(until: deadline, tracked: false)
+    }
+
+    private func sleep(until deadline: Instant, tracked: Bool) async throws {
         try Task.checkCancellation()
         let id: UInt64? = state.withLock { state in
             guard deadline > state.now else {
@@ -59,19 +82,25 @@ public final class TestClock: Clock, Sendable {
         guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resume: Result<Void, any Error>? = state.withLock { state in
-                    if Task.isCancelled { return .failure(CancellationError()) }
+                let (resume, idle): (Result<Void, any Error>?, [OneShot]) = state.withLock { state in
+                    if Task.isCancelled { return (.failure(CancellationError()), []) }
                     if deadline <= state.now {
                         state.wakeUps += 1
-                        return .success(())
+                        return (.success(()), [])
                     }
-                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
-                    return nil
+                    state.sleepers[id] = TestClockSleeper(deadline: deadline, tracked: tracked, continuation: continuation)
+                    // Asleep, a session's timer is not work.
+                    return (nil, tracked ? state.endWork() : [])
                 }
+                for waiter in idle { waiter.fire() }
                 if let resume { continuation.resume(with: resume) }
             }
         } onCancel: {
-            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            let sleeper: TestClockSleeper? = state.withLock { state in
+                let sleeper = state.sleepers.removeValue(forKey: id)
+                if sleeper?.tracked == true { state.activity += 1 }
+                return sleeper
+            }
             sleeper?.continuation.resume(throwing: CancellationError())
         }
     }
@@ -83,14 +112,114 @@ public final class TestClock: Clock, Sendable {
 
     /// Moves time to `instant` (never backward) and wakes every sleeper whose deadline has come.
     public func advance(to instant: Instant) async {
-        let due: [Sleeper] = state.withLock { state in
+        let due: [TestClockSleeper] = state.withLock { state in
             if instant > state.now { state.now = instant }
             let due = state.sleepers.filter { $0.value.deadline <= state.now }
             for id in due.keys { state.sleepers[id] = nil }
             state.wakeUps += due.count
+            state.activity += due.values.count { $0.tracked }
             return due.values.sorted { $0.deadline < $1.deadline }
         }
         for sleeper in due { sleeper.continuation.resume() }
         await Task.yield()
+    }
+
+    /// Returns once the sessions on this clock have nothing left to do but wait (for the clock,
+    /// the app or a real peer): every input handled, every frame written, every event read.
+    public func settle() async {
+        let waiter: OneShot? = state.withLock { state in
+            guard state.activity > 0 else { return nil }
+            let waiter = OneShot()
+            state.idleWaiters.append(waiter)
+            return waiter
+        }
+        await waiter?.wait()
+    }
+
+    /// Moves time forward by `duration` the way it would pass: it settles, then advances to each
+    /// deadline that comes within the span in turn — including timers armed on the way, such as
+    /// a retry after a backoff and then its connect timeout — settling after each, and ends at
+    /// the span's end, settled.
+    public func advance(through duration: Duration) async {
+        let target = now.advanced(by: duration)
+        await settle()
+        while let next = nextDeadline, next <= target {
+            await advance(to: next)
+            await settle()
+        }
+        await advance(to: target)
+        await settle()
+    }
+
+    /// Runs until nothing is running and nothing is scheduled — firing each deadline in turn,
+    /// settling after each — or until the next deadline lies beyond `limit` from now (a
+    /// heartbeat, a watchdog: something that would go on forever). Returns which.
+    @discardableResult
+    public func runUntilIdle(limit: Duration = .seconds(24 * 3600)) async -> IdleOutcome {
+        let end = now.advanced(by: limit)
+        await settle()
+        while let next = nextDeadline {
+            guard next <= end else { return .stillScheduled(next) }
+            await advance(to: next)
+            await settle()
+        }
+        return .idle
+    }
+
+    // MARK: Tracking
+
+    fileprivate func sleepTrackedImpl(until deadline: Instant) async throws {
+        try await sleep(until: deadline, tracked: true)
+    }
+}
+
+extension TestClock: ActivityTrackingClock {
+    package var activity: any ActivityTracking { tracker }
+
+    package func sleepTracked(until deadline: Instant) async throws {
+        try await sleepTrackedImpl(until: deadline)
+    }
+}
+
+/// The clock's activity count as the sessions see it: the clock's own state, so a sleeper's
+/// registration and the end of its unit of work happen under one lock.
+private final class Tracker: ActivityTracking {
+    let state: Locked<TestClockState>
+
+    init(_ state: Locked<TestClockState>) { self.state = state }
+
+    func begin() { state.withLock { $0.activity += 1 } }
+
+    func end() {
+        let idle = state.withLock { $0.endWork() }
+        for waiter in idle { waiter.fire() }
+    }
+}
+
+fileprivate struct TestClockSleeper {
+    let deadline: TestClock.Instant
+    /// A session's timer: its wake-up begins a unit of work.
+    let tracked: Bool
+    let continuation: CheckedContinuation<Void, any Error>
+}
+
+fileprivate struct TestClockState {
+    var now = TestClock.Instant(offset: .zero)
+    var sleepers: [UInt64: TestClockSleeper] = [:]
+    var nextID: UInt64 = 0
+    var wakeUps = 0
+    /// Units of tracked work in hand.
+    var activity = 0
+    var idleWaiters: [OneShot] = []
+}
+
+extension TestClockState {
+    /// Ends one unit of work; returns the idle waiters to fire when none is left.
+    mutating func endWork() -> [OneShot] {
+        activity -= 1
+        precondition(activity >= 0, "TestClock: more work ended than begun")
+        guard activity == 0 else { return [] }
+        defer { idleWaiters = [] }
+        return idleWaiters
     }
 }

@@ -1,16 +1,31 @@
 public import SDK
 
 /// An in-memory realtime server that speaks the protocol (``ServerCore``), for host apps' tests.
-/// Connect sessions to it with ``transport()``. It answers at once, in order, with no clock;
-/// faults are switches a test flips: refuse connections, reject credentials, freeze, drop
-/// every connection.
+/// Connect sessions to it with ``transport()``. It answers at once, in order — or after a
+/// delay on a ``TestClock`` — and its faults are switches a test flips, the reference server's
+/// set: refuse connections (``setRefusingConnections(_:)``), reject credentials
+/// (``setRejectingCredentials(_:)``), freeze (``setFrozen(_:)``), delay answers
+/// (``setAnswerDelay(_:on:)``), close every connection with a code
+/// (``dropAllConnections(code:reason:)``), restart and lose its history (``restart()``).
 public final class TestServer: Sendable {
+    /// A frame a client sent: the message it decodes to, or why it decodes to none.
+    public enum Received: Hashable, Sendable {
+        case message(ClientMessage)
+        /// A frame the server could not decode (too deep, too large, not the protocol); it
+        /// answered as the protocol says (an error, or closing the connection).
+        case undecodable(TransportFrame, reason: String)
+    }
+
     struct State {
         var core: ServerCore
-        var connections: [ServerCore.ConnectionID: AsyncStream<TransportEvent>.Continuation] = [:]
+        var connections: [ServerCore.ConnectionID: Peer] = [:]
         var nextID: ServerCore.ConnectionID = 0
         var received: [ClientMessage] = []
+        var frames: [Received] = []
         var acceptedTotal = 0
+        var answerDelay: (delay: Duration, clock: TestClock)?
+        /// Answers waiting for their delay, in the order they were made.
+        var delayed: [(due: TestClock.Instant, outputs: [ServerCore.Output])] = []
         var isRefusing = false
         var isFrozen = false
         var losesNextPublishAck = false
@@ -19,6 +34,25 @@ public final class TestServer: Sendable {
     }
 
     let state: Locked<State>
+
+    /// One connection's way to its session: each event yielded is a unit of the session's work
+    /// when the session opened it with its tracker (``TestClock/runUntilIdle(limit:)``).
+    struct Peer: Sendable {
+        let continuation: AsyncStream<TransportEvent>.Continuation
+        let ledger: EventLedger?
+
+        func send(_ event: TransportEvent) {
+            guard let ledger else {
+                continuation.yield(event)
+                return
+            }
+            ledger.send {
+                if case .enqueued = continuation.yield(event) { true } else { false }
+            }
+        }
+
+        func finish() { continuation.finish() }
+    }
 
     /// - Parameters:
     ///   - tokens: accepted tokens; `nil` accepts any.
@@ -36,8 +70,12 @@ public final class TestServer: Sendable {
 
     // MARK: What a test sees
 
-    /// Every message clients sent, in order (tokens stay redacted in descriptions).
+    /// Every message clients sent, in order (tokens stay redacted in descriptions). Frames that
+    /// decode to no message are not here: ``receivedFrames`` has every frame.
     public var receivedMessages: [ClientMessage] { state.withLock { $0.received } }
+
+    /// Every frame clients sent, in order: decoded, or marked undecodable with the reason.
+    public var receivedFrames: [Received] { state.withLock { $0.frames } }
 
     /// Connections open now.
     public var openConnectionCount: Int { state.withLock { $0.connections.count } }
@@ -98,10 +136,27 @@ public final class TestServer: Sendable {
     /// While set, frames are accepted and never answered (a half-open connection).
     public func setFrozen(_ frozen: Bool) { state.withLock { $0.isFrozen = frozen } }
 
+    /// While set, every answer to a client's frame leaves `delay` later on `clock` (a slow
+    /// network or a busy server), in order; `nil` answers at once again.
+    /// ``TestClock/advance(through:)`` and ``TestClock/runUntilIdle(limit:)`` deliver them.
+    public func setAnswerDelay(_ delay: Duration?, on clock: TestClock) {
+        state.withLock { $0.answerDelay = delay.map { ($0, clock) } }
+    }
+
+    /// The server restarts: every connection ends without a close frame (its process went
+    /// away) and it forgets its history — every channel starts again at sequence 0, retained
+    /// messages and publish keys are gone. The rule a session follows then (a server whose
+    /// latest is below what it saw lost its history: start over from its numbering) can be
+    /// tested with it.
+    public func restart() {
+        state.withLock { $0.core.forgetHistory() }
+        dropAllConnections(code: nil, reason: "the server restarted")
+    }
+
     /// Sends a raw frame to every open connection (for instance, garbage a hostile server sends).
     public func sendToAll(_ frame: TransportFrame) {
-        let continuations = state.withLock { Array($0.connections.values) }
-        for continuation in continuations { continuation.yield(.frame(frame)) }
+        let peers = state.withLock { Array($0.connections.values) }
+        for peer in peers { peer.send(.frame(frame)) }
     }
 
     /// Closes every connection with `code` (without a close frame when `code` is `nil`).
@@ -111,21 +166,21 @@ public final class TestServer: Sendable {
             for id in state.connections.keys { state.core.connectionClosed(id) }
             return Array(state.connections.values)
         }
-        for continuation in dropped {
-            continuation.yield(.closed(code: code, reason: reason))
-            continuation.finish()
+        for peer in dropped {
+            peer.send(.closed(code: code, reason: reason))
+            peer.finish()
         }
         notifyConnectionWaiters()
     }
 
     // MARK: Connections
 
-    func accept(_ continuation: AsyncStream<TransportEvent>.Continuation) throws -> ServerCore.ConnectionID {
+    func accept(_ continuation: AsyncStream<TransportEvent>.Continuation, ledger: EventLedger?) throws -> ServerCore.ConnectionID {
         let id: ServerCore.ConnectionID? = state.withLock { state in
             guard !state.isRefusing else { return nil }
             state.nextID += 1
             state.acceptedTotal += 1
-            state.connections[state.nextID] = continuation
+            state.connections[state.nextID] = Peer(continuation: continuation, ledger: ledger)
             state.core.connectionOpened(state.nextID)
             return state.nextID
         }
@@ -137,7 +192,13 @@ public final class TestServer: Sendable {
     func received(_ frame: TransportFrame, from id: ServerCore.ConnectionID) {
         let (outputs, ready): ([ServerCore.Output], [OneShot]) = state.withLock { state in
             guard state.connections[id] != nil else { return ([], []) }
-            if let message = try? state.core.configuration.codec.decodeClientMessage(frame) { state.received.append(message) }
+            do {
+                let message = try state.core.configuration.codec.decodeClientMessage(frame)
+                state.received.append(message)
+                state.frames.append(.message(message))
+            } catch {
+                state.frames.append(.undecodable(frame, reason: String(describing: error)))
+            }
             let ready = state.messageWaiters.ready(count: state.received.count)
             guard !state.isFrozen else { return ([], ready) }
             var outputs = state.core.received(frame, from: id)
@@ -148,16 +209,46 @@ public final class TestServer: Sendable {
             }
             return (outputs, ready)
         }
-        perform(outputs)
+        answer(outputs)
         for signal in ready { signal.fire() }
     }
 
+    /// Sends `outputs` now, or after the answer delay.
+    private func answer(_ outputs: [ServerCore.Output]) {
+        guard !outputs.isEmpty else { return }
+        let delay: (due: TestClock.Instant, clock: TestClock)? = state.withLock { state in
+            guard let (delay, clock) = state.answerDelay else { return nil }
+            let due = clock.now.advanced(by: delay)
+            state.delayed.append((due, outputs))
+            return (due, clock)
+        }
+        guard let delay else {
+            perform(outputs)
+            return
+        }
+        // A unit of the clock's work until it is sent; asleep, it waits for the clock.
+        let activity = delay.clock.activity
+        activity.begin()
+        Task {
+            try? await delay.clock.sleepTracked(until: delay.due)
+            // Whichever wake-up comes first sends every answer due, in order.
+            let due: [[ServerCore.Output]] = self.state.withLock { state in
+                let now = delay.clock.now
+                let ready = state.delayed.prefix { $0.due <= now }
+                state.delayed.removeFirst(ready.count)
+                return ready.map(\.outputs)
+            }
+            for outputs in due { self.perform(outputs) }
+            activity.end()
+        }
+    }
+
     func clientClosed(_ id: ServerCore.ConnectionID) {
-        let continuation = state.withLock { state in
+        let peer = state.withLock { state in
             state.core.connectionClosed(id)
             return state.connections.removeValue(forKey: id)
         }
-        continuation?.finish()
+        peer?.finish()
         notifyConnectionWaiters()
     }
 
@@ -166,15 +257,15 @@ public final class TestServer: Sendable {
         for output in outputs {
             switch output {
             case .send(let id, let frame):
-                let continuation = state.withLock { $0.connections[id] }
-                continuation?.yield(.frame(frame))
+                let peer = state.withLock { $0.connections[id] }
+                peer?.send(.frame(frame))
             case .close(let id, let code, let reason):
-                let continuation = state.withLock { state in
+                let peer = state.withLock { state in
                     state.core.connectionClosed(id)
                     return state.connections.removeValue(forKey: id)
                 }
-                continuation?.yield(.closed(code: code, reason: reason))
-                continuation?.finish()
+                peer?.send(.closed(code: code, reason: reason))
+                peer?.finish()
                 closed = true
             }
         }

@@ -1,3 +1,4 @@
+import SDK
 import SDKTesting
 import Testing
 
@@ -39,5 +40,78 @@ struct TestClockTests {
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(clock.sleeperCount == 0)
+    }
+
+    /// A session whose every connect is refused: its retries follow the backoff (1 s, 2 s, 4 s,
+    /// 8 s), each armed when the previous attempt fails — a chain of timers.
+    static func refusedSession(_ clock: TestClock, _ server: TestServer) throws -> (Session, InMemoryTransport) {
+        server.setRefusingConnections(true)
+        let transport = server.transport()
+        let settings = try AppSettings.testing { $0.reconnectBackoff(Backoff(initial: .seconds(1), multiplier: 2, maximum: .seconds(8), jitter: 0)) }
+        return (Session(settings: settings, transport: transport, clock: clock), transport)
+    }
+
+    @Test("advance(through:) fires the timers armed on the way, in order; advance(by:) only what was due when it began")
+    func advanceThrough() async throws {
+        let clock = TestClock(), server = TestServer()
+        let (session, transport) = try Self.refusedSession(clock, server)
+        try await withRunningSession(session) { _ in
+            await clock.settle()
+            #expect(transport.requestedURLs.count == 1, "the launch's attempt")
+            await clock.advance(through: .seconds(10))
+            // Attempts at t = 0, 1, 3 and 7; the next is due at 15.
+            #expect(transport.requestedURLs.count == 4)
+            #expect(clock.now.offset == .seconds(10))
+            #expect(clock.nextDeadline?.offset == .seconds(15))
+        }
+        let plainClock = TestClock()
+        let (plain, plainTransport) = try Self.refusedSession(plainClock, TestServer())
+        try await withRunningSession(plain) { _ in
+            await plainClock.settle()
+            await plainClock.advance(by: .seconds(10))
+            await plainClock.settle()
+            #expect(plainTransport.requestedURLs.count == 2, "one retry: the next backoff was armed after the jump, from t = 10")
+            #expect(plainClock.nextDeadline?.offset == .seconds(12))
+        }
+    }
+
+    @Test("runUntilIdle: in the background (Auto) nothing is scheduled and nothing more happens; a heartbeat never ends")
+    func runUntilIdle() async throws {
+        let clock = TestClock(), server = TestServer(), lifecycle = LifecycleDriver()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+            #expect(await clock.runUntilIdle() == .idle)
+            #expect(clock.sleeperCount == 0 && clock.activeWork == 0)
+            #expect(server.acceptedConnectionCount == 1 && session.status == .disconnected(.appBackgrounded))
+        }
+        let beating = TestClock()
+        let heartbeat = Session(settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) }, transport: TestServer().transport(), clock: beating)
+        try await withRunningSession(heartbeat) { status in
+            try await status.waitFor(.connected)
+            guard case .stillScheduled(let next) = await beating.runUntilIdle(limit: .seconds(120)) else {
+                Issue.record("a heartbeat goes on forever")
+                return
+            }
+            #expect(next.offset > .seconds(120))
+            #expect(heartbeat.status == .connected, "every ping answered on the way")
+        }
+    }
+
+    @Test("settle: a message the server publishes has reached the session when it returns")
+    func settleDeliversServerEvents() async throws {
+        let clock = TestClock(), server = TestServer()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let subscription = try await session.subscribe(to: "news")
+            for index in 1...20 {
+                try server.publish(["n": JSONValue(index)], to: "news")
+                await clock.settle()
+                #expect(await session.subscribedChannels["news"] == .some(.some(UInt64(index))), "message \(index) handled by the session")
+            }
+            _ = subscription
+        }
     }
 }

@@ -57,4 +57,71 @@ struct TestServerTests {
         _ = try await transport.open(url: .init(string: "ws://127.0.0.1/")!, headers: [:])
         #expect(transport.openedConnectionCount == 2)
     }
+
+    @Test("receivedFrames keeps a frame the server cannot decode, marked with why; receivedMessages leaves it out")
+    func undecodableFrames() async throws {
+        let server = TestServer()
+        let connection = try await server.transport().open(url: .init(string: "ws://127.0.0.1/")!, headers: [:])
+        try await connection.send(codec.encode(ClientMessage.authenticate(id: 1, token: Secret("t"))))
+        try await connection.send(.text("not json"))
+        #expect(server.receivedMessages.count == 1)
+        #expect(server.receivedFrames.count == 2)
+        guard case .undecodable(.text("not json"), let reason)? = server.receivedFrames.last else {
+            Issue.record("the undecodable frame is missing: \(server.receivedFrames)")
+            return
+        }
+        #expect(!reason.isEmpty)
+        #expect(server.receivedFrames.first == .message(.authenticate(id: 1, token: Secret("t"))))
+    }
+
+    @Test("restart: connections end without a close frame and the history is gone; the session starts over from the server's numbering")
+    func restart() async throws {
+        let server = TestServer(), clock = TestClock()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            var messages = try await session.subscribe(to: "c").makeAsyncIterator()
+            for n in 1...3 { try server.publish(JSONValue(n), to: "c") }
+            for _ in 1...3 { _ = try await messages.next() }
+            let mark = status.mark()
+            server.restart()
+            #expect(server.latestSequence(of: "c") == 0)
+            try await status.waitFor(after: mark) { if case .reconnecting(let reason) = $0 { reason.code == .networkLost } else { false } }
+            await clock.advance(through: .seconds(30))
+            #expect(session.status == .connected)
+            #expect(try server.publish("after", to: "c") == 1)
+            #expect(try await messages.next() == ChannelMessage(channel: "c", sequence: 1, data: "after"), "not dropped as a duplicate of the old 1")
+        }
+    }
+
+    @Test("an answer delay holds every answer until the clock passes it; advance(through:) delivers them in order")
+    func answerDelay() async throws {
+        let server = TestServer(), clock = TestClock()
+        server.setAnswerDelay(.seconds(2), on: clock)
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { _ in
+            await clock.settle()
+            #expect(server.receivedMessages.count == 1, "auth sent")
+            #expect(session.status == .connecting, "its answer waits for the clock")
+            await clock.advance(through: .seconds(2))
+            #expect(session.status == .connected)
+            server.setAnswerDelay(nil, on: clock)
+            _ = try await session.subscribe(to: "c")
+            #expect(server.subscriberCount(of: "c") == 1)
+        }
+    }
+
+    @Test("InMemoryTransport waits for its open count, which the session's close brings down")
+    func transportWaits() async throws {
+        let server = TestServer(), lifecycle = LifecycleDriver()
+        let transport = server.transport()
+        let session = Session(settings: try .testing(), transport: transport, clock: TestClock(), lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await transport.waitForOpenConnections(1)
+            await lifecycle.background()
+            await transport.waitForOpenConnections(0)
+            #expect(transport.openConnectionCount == 0 && server.openConnectionCount == 0)
+        }
+    }
 }

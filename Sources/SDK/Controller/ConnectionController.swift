@@ -126,6 +126,14 @@ public actor ConnectionController {
     /// subscribers; each stream ends when the controller does.
     public nonisolated var statusUpdates: AsyncStream<ConnectionStatus> { statusBroadcaster.updates(replayingCurrent: true) }
 
+    /// How many status changes the controller has published (for SDKTesting's waits).
+    package nonisolated var statusVersion: UInt64 { statusBroadcaster.version }
+
+    /// ``statusUpdates`` with the version of its first value.
+    package nonisolated var versionedStatusUpdates: (stream: AsyncStream<ConnectionStatus>, firstVersion: UInt64) {
+        statusBroadcaster.versionedUpdates(replayingCurrent: true)
+    }
+
     /// The name of the policy in charge.
     public var policyName: String { control.policy.name }
 

@@ -75,7 +75,8 @@ extension Session {
     }
 
     func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?, handshake: Handshake, settled: OneShot) {
-        let (outbound, continuation) = AsyncStream<Outbound>.makeStream()
+        let (outbound, stream) = AsyncStream<Outbound>.makeStream()
+        let continuation = OutboundSink(continuation: stream, activity: clock.activity)
         guard case .opening(let current) = link, current.id == attempt else {
             // A socket for an attempt given up on: close it. The writer fires its `settled`.
             continuation.yield(.close(.normal, reason: "connect cancelled"))

@@ -16,9 +16,11 @@ extension Session {
             )
             ensureStarted()
             launchSpawns(into: &group)
+            clock.activity?.end()  // begun in init: the session has started
             for await input in inputs {
                 handle(input)
                 launchSpawns(into: &group)
+                inputSink.handled()
             }
             // Shut down, or the task running us was cancelled: from here on every call is refused.
             runPhase = .stopping
@@ -39,6 +41,10 @@ extension Session {
         case .notStarted:
             runPhase = .finished
             endSession()
+            // Inputs queued for a run that never came: nothing will handle them; nor will the
+            // start begun in init come.
+            inputSink.finish()
+            abandonTrackedWork()
             statusBroadcaster.finish()
             reportBroadcaster.finish()
             outboxBroadcaster.finish()
@@ -93,8 +99,24 @@ extension Session {
         }
     }
 
+    /// Ends the tracked work of a session that never ran: its queued inputs, the tasks it meant
+    /// to spawn, and its start.
+    nonisolated func abandonTrackedWork(spawned: Int) {
+        inputSink.abandon()
+        for _ in 0..<spawned { clock.activity?.end() }
+        clock.activity?.end()
+    }
+
+    func abandonTrackedWork() {
+        let unlaunched = spawns.count
+        spawns = []
+        abandonTrackedWork(spawned: unlaunched)
+    }
+
     /// Queues work for the run loop to start, and wakes it.
     func spawn(_ work: Spawn) {
+        // One unit of work per task until it waits on something outside (see launchSpawns).
+        clock.activity?.begin()
         spawns.append(work)
         if spawns.count == 1 { inputSink.yield(.wake) }
     }
@@ -104,6 +126,7 @@ extension Session {
         let work = spawns
         spawns = []
         let sink = inputSink
+        let activity = clock.activity
         for item in work {
             switch item {
             case .open(let attempt, let cancel, let settled, let after):
@@ -111,11 +134,17 @@ extension Session {
                 let settings = self.settings
                 group.addTask {
                     await Self.open(attempt: attempt, cancel: cancel, settled: settled, after: after, transport: transport, settings: settings, sink: sink)
+                    activity?.end()
                 }
             case .read(let attempt, let connection, let cancel):
+                // Waiting for the peer is not work; each event a counting connection yielded
+                // is, until it is in the funnel.
+                let counted = (connection as? any ActivityCountedConnection).flatMap { activity != nil && $0.countedActivity === activity ? $0 : nil }
+                activity?.end()
                 group.addTask {
                     _ = await race({
                         for await event in connection.events {
+                            defer { counted?.eventRead() }
                             guard case .enqueued = sink.yield(.transport(attempt: attempt, event: event)) else { return }
                             if case .closed = event { return }
                         }
@@ -125,18 +154,23 @@ extension Session {
                             sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
                         }
                     }, cancelledBy: cancel)
+                    counted?.readingEnded()
                 }
             case .write(let attempt, let connection, let frames, let settled):
+                // Waiting for frames is not work; each frame queued is (see OutboundSink).
+                activity?.end()
                 group.addTask {
-                    await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink)
+                    await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink, activity: activity)
                 }
             case .whenFired(let signal, let input):
                 group.addTask {
                     await signal.wait()
                     sink.yield(input)
+                    activity?.end()
                 }
             case .customStep(let id, let serial, let perform, let context, let cancel):
                 group.addTask {
+                    defer { activity?.end() }
                     let (result, cancelled) = await race({ try await Session.perform(perform, context) }, cancelledBy: cancel)
                     guard !cancelled, let result else { return }
                     switch result {
@@ -147,10 +181,13 @@ extension Session {
             case .timer(let key, let serial, let deadline, let cancel):
                 let clock = self.clock
                 group.addTask {
-                    let (result, cancelled) = await race({ try await clock.sleep(until: deadline) }, cancelledBy: cancel)
+                    // A tracking clock ends this task's unit while it sleeps, and begins it again
+                    // when it wakes.
+                    let (result, cancelled) = await race({ try await clock.sleepTracked(until: deadline) }, cancelledBy: cancel)
                     if !cancelled, case .success? = result {
                         sink.yield(.timerFired(key, serial: serial))
                     }
+                    activity?.end()
                 }
             }
         }
@@ -158,7 +195,7 @@ extension Session {
 
     private static func open(
         attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?,
-        transport: any Transport, settings: AppSettings, sink: AsyncStream<Input>.Continuation
+        transport: any Transport, settings: AppSettings, sink: InputSink
     ) async {
         // Never two sockets: the previous attempt must have let go of its socket first. And
         // `settled` means "this attempt and every one before it hold no socket": it never fires
@@ -176,7 +213,9 @@ extension Session {
             let handshake = wireProtocol.handshake(endpoint: settings.serverURL, credentials: token)
             logger.log(.debug, "attempt \(attempt): opening \(handshake.redacted(handshake.url.absoluteString))")
             do {
-                let connection = if handshake.subprotocols.isEmpty {
+                let connection = if let counting = transport as? any ActivityCountingTransport, let activity = sink.activity {
+                    try await counting.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols, activity: activity)
+                } else if handshake.subprotocols.isEmpty {
                     try await transport.open(url: handshake.url, headers: handshake.headers)
                 } else {
                     try await transport.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols)
@@ -208,10 +247,12 @@ extension Session {
 
     private static func write(
         attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>,
-        settled: OneShot, sink: AsyncStream<Input>.Continuation
+        settled: OneShot, sink: InputSink, activity: (any ActivityTracking)?
     ) async {
         var failed = false
         for await item in frames {
+            // Each item was one unit of work from when it was queued until it is written.
+            defer { activity?.end() }
             switch item {
             case .frame(let frame):
                 guard !failed else { continue }

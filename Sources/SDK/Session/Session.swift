@@ -22,7 +22,7 @@ public actor Session {
     nonisolated let reportBroadcaster = Broadcaster<RecoveryReport>(nil)
     nonisolated let outboxBroadcaster = Broadcaster<Int>(0)
     nonisolated let inputs: AsyncStream<Input>
-    nonisolated let inputSink: AsyncStream<Input>.Continuation
+    nonisolated let inputSink: InputSink
 
     /// The policy, the lifecycle and network facts, the link's phase and the policy's timers:
     /// the controller's state machine, the same one ``ConnectionController`` runs. The session
@@ -92,7 +92,7 @@ public actor Session {
     /// The session's side of an open socket.
     struct Wire {
         let connection: any TransportConnection
-        let outbound: AsyncStream<Outbound>.Continuation
+        let outbound: OutboundSink
     }
 
     struct ArmedTimer {
@@ -136,7 +136,17 @@ public actor Session {
             policy: settings.makePolicy(), lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true,
             connectTimeout: settings.connectTimeout
         )
-        (inputs, inputSink) = AsyncStream<Input>.makeStream()
+        let (inputs, continuation) = AsyncStream<Input>.makeStream()
+        self.inputs = inputs
+        self.inputSink = InputSink(continuation: continuation, activity: self.clock.activity)
+        // Until it runs, a session is work to come: a test clock does not call it idle before
+        // its first attempt (``run()`` ends this unit once it has started).
+        self.clock.activity?.begin()
+    }
+
+    deinit {
+        // A session that never ran: what it queued, and its start, will never come.
+        if runPhase == .notStarted { abandonTrackedWork(spawned: spawns.count) }
     }
 
     /// Makes a session and runs it in a task of its own: CometChat's configure-at-init-and-go.
@@ -165,11 +175,23 @@ public actor Session {
     public nonisolated var status: ConnectionStatus { statusBroadcaster.current ?? .disconnected(.notStarted) }
 
     /// The status now, then every change, with the reason for each disconnect. Any number of
-    /// subscribers; each stream ends when the session does.
+    /// subscribers; each stream ends when the session does. It **replays the current status**
+    /// first, unlike ``recoveryReports``, which starts with the next report.
     public nonisolated var statusUpdates: AsyncStream<ConnectionStatus> { statusBroadcaster.updates(replayingCurrent: true) }
 
+    /// The status's version: how many status changes the session has published (for
+    /// SDKTesting's waits on the *next* status).
+    package nonisolated var statusVersion: UInt64 { statusBroadcaster.version }
+
+    /// ``statusUpdates`` with the version of its first value.
+    package nonisolated var versionedStatusUpdates: (stream: AsyncStream<ConnectionStatus>, firstVersion: UInt64) {
+        statusBroadcaster.versionedUpdates(replayingCurrent: true)
+    }
+
     /// A report for every recovery from now on (each connection's: replayed steps, caught-up
-    /// messages, gaps, outbox, time to fully recovered). Any number of subscribers.
+    /// messages, gaps, outbox, time to fully recovered). Any number of subscribers. It does
+    /// **not** replay the last report (``lastRecoveryReport`` has it): subscribe before the
+    /// recovery you want to see.
     public nonisolated var recoveryReports: AsyncStream<RecoveryReport> { reportBroadcaster.updates(replayingCurrent: false) }
 
     /// How many publishes wait in the outbox: now, then every change (for a "sending…" badge).
@@ -245,7 +267,12 @@ public actor Session {
     /// actor and possibly before `run()` reads the input stream (or after it stopped), so they
     /// reach the actor directly instead of through the stream.
     nonisolated func handleFromCancellation(_ input: Input) {
-        Task { await self.handle(input) }
+        let activity = clock.activity
+        activity?.begin()
+        Task {
+            await self.handle(input)
+            activity?.end()
+        }
     }
 
     func makeSerial() -> UInt64 {

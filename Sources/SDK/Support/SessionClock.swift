@@ -9,23 +9,43 @@ struct SessionClock: Sendable {
 
     private let nowBody: @Sendable () -> Instant
     private let sleepBody: @Sendable (Instant) async throws -> Void
+    private let trackedSleepBody: (@Sendable (Instant) async throws -> Void)?
+    /// The clock's activity tracker, when it has one (a test clock that runs until idle).
+    let activity: (any ActivityTracking)?
 
     init(_ clock: any Clock<Duration>) {
         self = Self.make(clock)
     }
 
-    private init(now: @escaping @Sendable () -> Instant, sleep: @escaping @Sendable (Instant) async throws -> Void) {
+    private init(
+        now: @escaping @Sendable () -> Instant, sleep: @escaping @Sendable (Instant) async throws -> Void,
+        trackedSleep: (@Sendable (Instant) async throws -> Void)? = nil, activity: (any ActivityTracking)? = nil
+    ) {
         self.nowBody = now
         self.sleepBody = sleep
+        self.trackedSleepBody = trackedSleep
+        self.activity = activity
     }
 
     private static func make<C: Clock<Duration>>(_ clock: C) -> SessionClock {
-        SessionClock(
+        if let tracking = clock as? any ActivityTrackingClock {
+            return makeTracking(tracking)
+        }
+        return SessionClock(
             now: { Instant(value: clock.now) },
             sleep: { deadline in
                 // Only this clock makes instants of this SessionClock, so the cast holds.
                 try await clock.sleep(until: deadline.value as! C.Instant, tolerance: nil)
             }
+        )
+    }
+
+    private static func makeTracking<C: ActivityTrackingClock>(_ clock: C) -> SessionClock {
+        SessionClock(
+            now: { Instant(value: clock.now) },
+            sleep: { deadline in try await clock.sleep(until: deadline.value as! C.Instant, tolerance: nil) },
+            trackedSleep: { deadline in try await clock.sleepTracked(until: deadline.value as! C.Instant) },
+            activity: clock.activity
         )
     }
 
@@ -37,6 +57,12 @@ struct SessionClock: Sendable {
 
     func sleep(until deadline: Instant) async throws {
         try await sleepBody(deadline)
+    }
+
+    /// Sleeps as a unit of tracked work that is not work while it sleeps (``activity``); a
+    /// plain sleep on a clock that tracks nothing.
+    func sleepTracked(until deadline: Instant) async throws {
+        try await (trackedSleepBody ?? sleepBody)(deadline)
     }
 
     /// The time from now to `deadline` (negative once it has passed).
