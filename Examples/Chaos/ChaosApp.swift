@@ -85,7 +85,7 @@ struct ChaosApp {
         if backgroundTime.heldCount > 1 { found.append("\(backgroundTime.heldCount) background-time grants held \(at)") }
         if backgroundTime.doubleEndCount > 0 { found.append("background time ended twice \(at)") }
         if !isBackground, backgroundTime.heldCount != 0 { found.append("background time held in the foreground \(at)") }
-        let timers = Set(await session.armedTimers)
+        let timers = Set(session.armedTimers.map(\.name))
         if isBackground {
             let allowed: Set<String> = auto ? [] : Set(["watchdog", "request", "connect-timeout"]).union(backgroundWireTimers)
             if !timers.isSubset(of: allowed) { found.append("timers \(timers.sorted()) in the background \(at)") }

@@ -46,7 +46,7 @@ func autoTable(_ server: RealtimeServer, _ url: URL, _ checks: Checks, _ backoff
         await lifecycle.send(.background)
         checks.check(auto.status == .disconnected(.appBackgrounded), "background: disconnected at once (\(auto.status))")
         await server.waitForOpenConnections(0)
-        checks.check(await auto.armedTimers.isEmpty, "nothing runs in the background")
+        checks.check(auto.armedTimers.isEmpty, "nothing runs in the background")
         await lifecycle.send(.active)
         try await status.waitFor(.connected)
         checks.check(true, "foreground: reconnected")

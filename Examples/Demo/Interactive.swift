@@ -60,7 +60,7 @@ struct Interactive {
                 case "r":
                     server.updateFaults { $0.refuseConnections.toggle() }
                     narrator.say("server refuses connections: \(server.faults.refuseConnections)")
-                case "t": narrator.say("status: \(session.status); timers: \(await session.armedTimers)")
+                case "t": narrator.say("status: \(session.status); timers: \(session.armedTimers)")
                 case "q": break
                 default: print(Self.help)
                 }

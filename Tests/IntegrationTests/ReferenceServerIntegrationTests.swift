@@ -60,7 +60,7 @@ struct ReferenceServerIntegrationTests {
                 #expect(clock.now - start >= .milliseconds(3_500))
                 await lifecycle.foreground()
                 #expect(session.status == .disconnected(.watchdogExpired))
-                #expect(await session.armedTimers == [])
+                #expect(session.armedTimers == [])
                 try await session.connect()
                 #expect(session.status == .connected)
             }
@@ -103,7 +103,7 @@ struct ReferenceServerIntegrationTests {
             try await withRunningSession(session) { status in
                 let seen = try await status.waitFor { $0.reason?.code == .credentialsRejected }
                 #expect(seen.last.map { if case .disconnected = $0 { true } else { false } } == true)
-                #expect(await session.armedTimers == [], "nothing is scheduled: no retry will come")
+                #expect(session.armedTimers == [], "nothing is scheduled: no retry will come")
                 #expect(server.acceptedConnectionCount == 1)
             }
         }
@@ -134,7 +134,7 @@ struct ReferenceServerIntegrationTests {
                 try server.closeAllConnections(code: .retryAfter, reason: CloseCode.retryAfterReason(.milliseconds(300)))
                 let start = ContinuousClock.now
                 try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
-                #expect(await session.armedTimers == ["reconnect"])
+                #expect(session.armedTimers == [.reconnect])
                 try await status.waitFor(.connected)
                 #expect(ContinuousClock.now - start >= .milliseconds(250))
             }

@@ -36,8 +36,14 @@ public actor ConnectionController {
     nonisolated let runEnded = OneShot()
 
     var control: ConnectionControl {
-        didSet { reconcileBackgroundTime() }
+        didSet {
+            reconcileBackgroundTime()
+            let (name, state) = (control.policy.name, control.lifecycle)
+            diagnostics.update { $0.policyName = name; $0.appState = state }
+        }
     }
+    /// What ``policyName``, ``appState`` and ``armedTimers`` read, without `await`.
+    nonisolated let diagnostics = DiagnosticsMirror()
     var runPhase: RunPhase = .notStarted {
         didSet { reconcileBackgroundTime() }
     }
@@ -46,7 +52,12 @@ public actor ConnectionController {
     var live: LiveAttempt?
     /// Fires once the most recent attempt's connection is closed; the next open waits for it.
     var lastClosed: OneShot?
-    var timers: [ControlTimer: ArmedTimer] = [:]
+    var timers: [ControlTimer: ArmedTimer] = [:] {
+        didSet {
+            let armed = timers.keys.map(\.sessionTimer).sorted()
+            diagnostics.update { $0.armedTimers = armed }
+        }
+    }
     var spawns: [Spawn] = []
     var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
     var nextSerial: UInt64 = 0
@@ -115,6 +126,8 @@ public actor ConnectionController {
             policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
         )
         (inputs, inputSink) = AsyncStream<Input>.makeStream()
+        let (name, state) = (control.policy.name, control.lifecycle)
+        diagnostics.update { $0.policyName = name; $0.appState = state }
     }
 
     // MARK: Status
@@ -134,15 +147,15 @@ public actor ConnectionController {
         statusBroadcaster.versionedUpdates(replayingCurrent: true)
     }
 
-    /// The name of the policy in charge.
-    public var policyName: String { control.policy.name }
+    /// The name of the policy in charge (read without `await`, like `status`).
+    public nonisolated var policyName: String { diagnostics.current.policyName }
 
     /// The app's lifecycle state as the controller knows it.
-    public var appState: AppLifecycleState { control.lifecycle }
+    public nonisolated var appState: AppLifecycleState { diagnostics.current.appState }
 
-    /// The timers armed now, by name (`reconnect`, `watchdog`, `background-grace`,
-    /// `connect-timeout`): for diagnostics and tests.
-    public var armedTimers: [String] { timers.keys.map(\.description).sorted() }
+    /// The timers armed now (`.reconnect`, `.watchdog`, `.backgroundGrace`, `.connectTimeout`),
+    /// sorted by name: for diagnostics and tests.
+    public nonisolated var armedTimers: [SessionTimer] { diagnostics.current.armedTimers }
 
     /// Indicates that background execution time is held now.
     public var holdsBackgroundTime: Bool { backgroundTime.isHeld }

@@ -5,6 +5,14 @@ package enum ControlTimer: Hashable, Sendable, CustomStringConvertible {
     case policy(TimerID)
     case connectTimeout
 
+    /// How diagnostics name it.
+    package var sessionTimer: SessionTimer {
+        switch self {
+        case .policy(let id): .policy(id)
+        case .connectTimeout: .connectTimeout
+        }
+    }
+
     package var description: String {
         switch self {
         case .policy(let id): id.name

@@ -50,6 +50,7 @@ extension Session {
         }
         if channels[channel] == nil { journal.append(.subscription(channel)) }
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = continuation
+        mirrorChannels()
         let subscription = Subscription(channel: channel, stream: stream)
         guard case .open = link, channels[channel]?.isActive == false else { return subscription }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
@@ -63,6 +64,7 @@ extension Session {
 
     /// Ends every subscription to `channel` and tells the server.
     public func unsubscribe(from channel: String) {
+        defer { mirrorChannels() }
         guard !hasEnded else { return }
         ensureStarted()
         guard let state = channels.removeValue(forKey: channel) else { return }
@@ -72,9 +74,14 @@ extension Session {
         leaveOnServer(channel, state)
     }
 
-    /// The channels the app holds, with the last sequence number delivered on each.
-    public var subscribedChannels: [String: UInt64?] {
-        channels.mapValues(\.lastSequence)
+    /// The channels the app holds, with the last sequence number delivered on each (read
+    /// without `await`).
+    public nonisolated var subscribedChannels: [String: UInt64?] { diagnostics.current.channels }
+
+    /// Brings ``subscribedChannels`` up to date after the set of channels changed.
+    func mirrorChannels() {
+        let snapshot = channels.mapValues(\.lastSequence)
+        diagnostics.update { $0.channels = snapshot }
     }
 
     // MARK: Internals
@@ -100,6 +107,7 @@ extension Session {
 
     /// `resumeUnsupported`: the protocol said it could not resume this subscription.
     func subscribeAcknowledged(_ ack: Ack, resumeUnsupported: Bool = false) -> Bool {
+        defer { mirrorChannels() }
         guard let channel = subscribeRequests.removeValue(forKey: ack.id) else { return false }
         cancelTimer(.request(ack.id))
         guard var state = channels[channel] else { return true }
@@ -141,6 +149,7 @@ extension Session {
     /// Lets `channel` go: its subscribers and waiters learn why. A step the replay gave up on
     /// stays in the replay (its report shows the failure).
     func dropChannel(_ channel: String, _ error: SessionError, keepInReplay: Bool = false) {
+        defer { mirrorChannels() }
         guard let state = channels.removeValue(forKey: channel) else { return }
         forgetInJournal(channel, keepInReplay: keepInReplay)
         for continuation in state.subscribers.values { continuation.finish(throwing: error) }
@@ -161,6 +170,7 @@ extension Session {
 
     /// The connection was lost while `subscribe(to:)` calls waited: they throw, and hold nothing.
     func failAllSubscribeWaiters(_ error: SessionError) {
+        defer { mirrorChannels() }
         for channel in channels.keys {
             guard let waiters = channels[channel]?.waiters, !waiters.isEmpty else { continue }
             channels[channel]?.waiters = []
@@ -176,6 +186,7 @@ extension Session {
     }
 
     func removeSubscriber(_ subscriber: UInt64, from channel: String) {
+        defer { mirrorChannels() }
         guard var state = channels[channel], state.subscribers.removeValue(forKey: subscriber) != nil else { return }
         if state.subscribers.isEmpty {
             channels[channel] = nil
@@ -205,6 +216,8 @@ extension Session {
             state.lastSequence = sequence
         }
         channels[message.channel] = state
+        let last = state.lastSequence
+        diagnostics.update { $0.channels[message.channel] = .some(last) }
         // Count it for the recovery first: when the app sees the last missed message, the
         // recovery's report is already published.
         recoveryDelivered(message)
@@ -212,6 +225,7 @@ extension Session {
     }
 
     func finishAllSubscribers(throwing error: SessionError) {
+        defer { mirrorChannels() }
         for state in channels.values {
             for continuation in state.subscribers.values { continuation.finish(throwing: error) }
             for waiter in state.waiters { waiter.continuation.resume(throwing: error) }

@@ -44,6 +44,20 @@ extension Session {
         /// A timer the protocol machine asked for (a server-heartbeat watchdog).
         case wire(String)
 
+        /// How diagnostics name it.
+        var sessionTimer: SessionTimer {
+            switch self {
+            case .policy(let id): .policy(id)
+            case .connectTimeout: .connectTimeout
+            case .request: .request
+            case .recoveryStep: .recoveryStep
+            case .outboxDeadline: .outbox
+            case .refreshDeadline: .refresh
+            case .heartbeat: .heartbeat
+            case .wire(let name): .protocolTimer(name)
+            }
+        }
+
         init(_ timer: ControlTimer) {
             switch timer {
             case .policy(let id): self = .policy(id)

@@ -117,8 +117,8 @@ extension Session {
         armOutboxDeadline()
     }
 
-    /// How many publishes wait in the outbox.
-    public var outboxCount: Int { outbox.count }
+    /// How many publishes wait in the outbox (read without `await`).
+    public nonisolated var outboxCount: Int { outboxBroadcaster.current ?? 0 }
 
     /// Sends the outbox, in order, when connected and no replay is running.
     func flushOutboxIfReady() {

@@ -84,7 +84,7 @@ extension Session {
     }
 
     /// The journal: the significant steps the session replays after a reconnect, in order.
-    public var recoveryJournal: [RecoveryStepID] { [.connected, .authenticated] + journal }
+    public nonisolated var recoveryJournal: [RecoveryStepID] { [.connected, .authenticated] + diagnostics.current.journal }
 
     // MARK: Internals
 

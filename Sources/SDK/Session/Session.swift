@@ -28,9 +28,16 @@ public actor Session {
     /// the controller's state machine, the same one ``ConnectionController`` runs. The session
     /// carries out its effects on a socket (``perform(_:)``).
     var control: ConnectionControl {
-        didSet { reconcileBackgroundTime() }
+        didSet {
+            reconcileBackgroundTime()
+            let (name, state) = (control.policy.name, control.lifecycle)
+            diagnostics.update { $0.policyName = name; $0.appState = state }
+        }
     }
     var lifecycle: AppLifecycleState { control.lifecycle }
+    /// What ``policyName``, ``appState``, ``armedTimers``, ``subscribedChannels`` and
+    /// ``recoveryJournal`` read, without `await`.
+    nonisolated let diagnostics = DiagnosticsMirror()
     var link: Link = .idle {
         didSet { reconcileBackgroundTime() }
     }
@@ -50,7 +57,12 @@ public actor Session {
     var lastAttemptSettled: OneShot?
     var nextRequestID: RequestID = 1
     var nextSerial: UInt64 = 0
-    var timers: [TimerKey: ArmedTimer] = [:]
+    var timers: [TimerKey: ArmedTimer] = [:] {
+        didSet {
+            let armed = timers.keys.map(\.sessionTimer).sorted()
+            diagnostics.update { $0.armedTimers = armed }
+        }
+    }
     var spawns: [Spawn] = []
     var requests: [RequestID: PendingRequest] = [:]
     var channels: [String: ChannelState] = [:]
@@ -58,7 +70,12 @@ public actor Session {
     var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
     var selfRunner: Task<Void, Never>?
     /// The significant steps replayed after a reconnect (subscriptions and app-defined steps).
-    var journal: [RecoveryStepID] = []
+    var journal: [RecoveryStepID] = [] {
+        didSet {
+            let steps = journal
+            diagnostics.update { $0.journal = steps }
+        }
+    }
     var customSteps: [RecoveryStepID: CustomStep] = [:]
     var recovery: Recovery?
     var pendingTrigger: RecoveryReport.Trigger = .launch
@@ -136,6 +153,8 @@ public actor Session {
             policy: settings.makePolicy(), lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true,
             connectTimeout: settings.connectTimeout
         )
+        let (name, state) = (control.policy.name, control.lifecycle)
+        diagnostics.update { $0.policyName = name; $0.appState = state }
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
         self.inputs = inputs
         self.inputSink = InputSink(continuation: continuation, activity: self.clock.activity)
@@ -200,28 +219,17 @@ public actor Session {
     /// The last recovery's report.
     public nonisolated var lastRecoveryReport: RecoveryReport? { reportBroadcaster.current }
 
-    /// The name of the policy in charge (`auto`, `manual`, or a custom policy's).
-    public var policyName: String { control.policy.name }
+    /// The name of the policy in charge (`auto`, `manual`, or a custom policy's). Read without
+    /// `await`, like every diagnostic here.
+    public nonisolated var policyName: String { diagnostics.current.policyName }
 
-    /// The timers armed now, by name (`watchdog`, `reconnect`, `background-grace`,
-    /// `connect-timeout`, `request`): for diagnostics and tests.
-    public var armedTimers: [String] {
-        timers.keys.map { key in
-            switch key {
-            case .policy(let id): id.name
-            case .connectTimeout: "connect-timeout"
-            case .request: "request"
-            case .recoveryStep: "recovery-step"
-            case .outboxDeadline: "outbox"
-            case .refreshDeadline: "refresh"
-            case .heartbeat: "heartbeat"
-            case .wire(let name): name
-            }
-        }.sorted()
-    }
+    /// The timers armed now (``SessionTimer``: `.watchdog`, `.reconnect`, `.backgroundGrace`,
+    /// `.connectTimeout`, `.request`, `.heartbeat`, a protocol's own …), sorted by name: for
+    /// diagnostics and tests.
+    public nonisolated var armedTimers: [SessionTimer] { diagnostics.current.armedTimers }
 
     /// The app's lifecycle state as the session knows it.
-    public var appState: AppLifecycleState { lifecycle }
+    public nonisolated var appState: AppLifecycleState { diagnostics.current.appState }
 
     func setStatus(_ status: ConnectionStatus) {
         let previous = self.status

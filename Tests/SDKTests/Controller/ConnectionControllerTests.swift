@@ -40,7 +40,7 @@ struct ConnectionControllerTests {
             try await status.waitFor(.connected)
             await lifecycle.background()
             #expect(controller.status == .disconnected(.appBackgrounded))
-            #expect(await controller.armedTimers == [], "no timer runs in the background in Auto mode")
+            #expect(controller.armedTimers == [], "no timer runs in the background in Auto mode")
             await client.waitForCloseCalls(1)
             #expect(client.openCount == 0)
             await lifecycle.foreground()
@@ -60,7 +60,7 @@ struct ConnectionControllerTests {
             try await controller.connect()
             #expect(controller.status == .connected)
             await lifecycle.background()
-            #expect(await controller.armedTimers == ["watchdog"])
+            #expect(controller.armedTimers == [.watchdog])
             await clock.advance(by: .seconds(20))
             try await controller.ping()
             #expect(pings.withLock { $0 } == 1, "the app's own ping ran on the client")
@@ -98,10 +98,10 @@ struct ConnectionControllerTests {
             try await status.waitFor(.connected)
             client.drop()
             try await status.waitFor(.reconnecting(.networkLost))
-            #expect(await controller.armedTimers == ["reconnect"])
+            #expect(controller.armedTimers == [.reconnect])
             await lifecycle.background()
             #expect(controller.status == .disconnected(.appBackgrounded))
-            #expect(await controller.armedTimers == [])
+            #expect(controller.armedTimers == [])
             await clock.advance(by: .seconds(60))
             #expect(client.openCalls == 1)
             await lifecycle.foreground()
@@ -136,7 +136,7 @@ struct ConnectionControllerTests {
             await network.send(isReachable: false)
             client.drop()
             try await status.waitFor { $0.reason != nil }
-            #expect(await controller.armedTimers == [], "no retry timer while the network is down")
+            #expect(controller.armedTimers == [], "no retry timer while the network is down")
             await clock.advance(by: .seconds(60))
             #expect(client.openCalls == 1)
             await network.send(isReachable: true)
@@ -174,7 +174,7 @@ struct ConnectionControllerTests {
             await clock.advance(by: .seconds(1))
             try await status.waitFor(.connected)
             #expect(client.openCalls == 2)
-            #expect(await controller.armedTimers == [])
+            #expect(controller.armedTimers == [])
             let seen = await status.history
             #expect(seen.filter { if case .reconnecting = $0 { true } else { false } }.count == 1, "\(seen)")
         }
@@ -223,7 +223,7 @@ struct ConnectionControllerTests {
         let controller = controller(auto(), isRetryable: { $0 is Rejected ? .doNotRetry : .retry })
         try await withRunningController(controller) { status in
             try await status.waitFor { if case .disconnected(let reason) = $0 { reason.code == .error } else { false } }
-            #expect(await controller.armedTimers == [])
+            #expect(controller.armedTimers == [])
             await clock.advance(by: .seconds(60))
             #expect(client.openCalls == 1)
             try await controller.connect()
@@ -284,11 +284,11 @@ struct ConnectionControllerTests {
         try await withRunningController(controller) { status in
             try await status.waitFor(.connected)
             await controller.replacePolicy(manual())
-            #expect(await controller.policyName == "manual")
+            #expect(controller.policyName == "manual")
             #expect(controller.status == .connected)
             await lifecycle.background()
             #expect(controller.status == .connected)
-            #expect(await controller.armedTimers == ["watchdog"])
+            #expect(controller.armedTimers == [.watchdog])
         }
         #expect(client.openCalls == 1)
     }

@@ -25,7 +25,7 @@ struct SessionAutoModeTests {
             await lifecycle.background()
             #expect(session.status == .disconnected(.appBackgrounded))
             await server.waitForOpenConnections(0)
-            #expect(await session.armedTimers == [], "no timer runs in the background in Auto mode")
+            #expect(session.armedTimers == [], "no timer runs in the background in Auto mode")
             await lifecycle.foreground()
             try await status.waitFor(.connected)
             #expect(transport.openedConnectionCount == 2)
@@ -127,10 +127,10 @@ struct SessionAutoModeTests {
             // Dropped right after connecting: not a working connection, so a retry timer is armed.
             server.dropAllConnections()
             try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
-            #expect(await session.armedTimers == ["reconnect"])
+            #expect(session.armedTimers == [.reconnect])
             await lifecycle.background()
             #expect(session.status == .disconnected(.appBackgrounded))
-            #expect(await session.armedTimers == [])
+            #expect(session.armedTimers == [])
             await clock.advance(by: .seconds(3600))
             #expect(session.status == .disconnected(.appBackgrounded))
             #expect(transport.openedConnectionCount == 1)
@@ -269,7 +269,7 @@ struct SessionReportAppStateTests {
             await allFour.wait()
             #expect(decisions.withLock { $0 } == ["policy auto: app is background", "policy auto: app is active",
                                                   "policy auto: app is inactive", "policy auto: app is background"])
-            #expect(await session.appState == .background)
+            #expect(session.appState == .background)
             try await status.waitFor(.disconnected(.appBackgrounded))
         }
     }

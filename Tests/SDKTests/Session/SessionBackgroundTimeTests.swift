@@ -58,7 +58,7 @@ struct SessionBackgroundTimeTests {
             await expectBalanced()
             await clock.advance(by: .seconds(60))
             #expect(session.status == .disconnected(.backgroundTimeExpired), "Manual's rule for a loss in the background: only connect() reconnects")
-            #expect(await session.armedTimers.isEmpty)
+            #expect(session.armedTimers.isEmpty)
             await lifecycle.foreground()
             #expect(session.status == .disconnected(.backgroundTimeExpired))
         }

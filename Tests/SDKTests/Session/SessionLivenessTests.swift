@@ -17,7 +17,7 @@ struct SessionLivenessTests {
         )
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
-            #expect(await session.armedTimers == ["heartbeat"])
+            #expect(session.armedTimers == [.heartbeat])
             await clock.advance(by: .seconds(25))  // a ping, answered: the next one is armed
             await log.waitFor(count: 2) { $0.message.hasPrefix("heartbeat armed") }
             server.setFrozen(true)
@@ -41,7 +41,7 @@ struct SessionLivenessTests {
         try await withRunningSession(session) { status in
             try await session.connect()
             await lifecycle.background()
-            #expect(await session.armedTimers == ["watchdog"])
+            #expect(session.armedTimers == [.watchdog])
             server.setFrozen(true)
             await #expect(throws: SessionError.self) {
                 async let ping: Void = session.ping()
@@ -51,7 +51,7 @@ struct SessionLivenessTests {
             }
             // The unanswered ping ended the half-open connection; in the background, no retry.
             try await status.waitFor { if case .disconnected = $0 { true } else { false } }
-            #expect(await session.armedTimers == [])
+            #expect(session.armedTimers == [])
         }
     }
 
@@ -159,9 +159,9 @@ struct ReachabilityTests {
             server.setRefusingConnections(true)
             server.dropAllConnections()
             try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
-            #expect(await session.armedTimers == ["reconnect"])
+            #expect(session.armedTimers == [.reconnect])
             await network.send(isReachable: false)
-            #expect(await session.armedTimers == [])
+            #expect(session.armedTimers == [])
             await clock.advance(by: .seconds(3600))
             #expect(server.acceptedConnectionCount == 1)
             server.setRefusingConnections(false)

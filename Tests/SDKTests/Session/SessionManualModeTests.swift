@@ -35,13 +35,13 @@ struct SessionManualModeTests {
         try await withRunningSession(session) { status in
             try await session.connect()
             await lifecycle.background()
-            #expect(await session.armedTimers == ["watchdog"])
+            #expect(session.armedTimers == [.watchdog])
             await clock.advance(by: .milliseconds(29_999))
             #expect(session.status == .connected)
             await clock.advance(by: .milliseconds(1))
             try await status.waitFor(.disconnected(.watchdogExpired))
             await server.waitForOpenConnections(0)
-            #expect(await session.armedTimers == [])
+            #expect(session.armedTimers == [])
         }
     }
 
@@ -88,7 +88,7 @@ struct SessionManualModeTests {
             await lifecycle.background()
             await clock.advance(by: .seconds(10))
             await lifecycle.foreground()
-            #expect(await session.armedTimers == [])
+            #expect(session.armedTimers == [])
             await clock.advance(by: .seconds(600))
             #expect(session.status == .connected)
         }
@@ -137,7 +137,7 @@ struct SessionManualModeTests {
         try await withRunningSession(session) { status in
             try await session.connect()
             await session.replacePolicy(AutoPolicy(jitter: .fixed(0)))
-            #expect(await session.policyName == "auto")
+            #expect(session.policyName == "auto")
             #expect(session.status == .connected)
             await lifecycle.background()
             #expect(session.status == .disconnected(.appBackgrounded))
@@ -188,7 +188,7 @@ struct SubscriptionTests {
             subscription = nil
             await server.waitForReceivedMessages(3)  // auth, subscribe, unsubscribe
             #expect(server.subscriberCount(of: "news") == 0)
-            #expect(await session.subscribedChannels.isEmpty)
+            #expect(session.subscribedChannels.isEmpty)
         }
     }
 
@@ -240,7 +240,7 @@ struct HostCallCancellationTests {
             try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
             waiter.cancel()
             await #expect(throws: CancellationError.self) { try await waiter.value }
-            #expect(await session.armedTimers == ["reconnect"])
+            #expect(session.armedTimers == [.reconnect])
         }
     }
 }

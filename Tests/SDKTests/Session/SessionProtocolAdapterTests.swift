@@ -102,7 +102,7 @@ struct SessionProtocolAdapterTests {
             let error = await #expect(throws: SessionError.self) { _ = try await messages.next() }
             #expect(error?.code == .rejected)
             #expect(error?.message.contains("Cannot query field 'nope'") == true)
-            #expect(await session.subscribedChannels.isEmpty)
+            #expect(session.subscribedChannels.isEmpty)
             #expect(session.status == .connected, "the connection stays")
         }
     }
@@ -208,10 +208,10 @@ struct SessionProtocolAdapterTests {
             _ = await log.nextSent()
             transport.push("40")
             try await connecting.value
-            #expect(await session.armedTimers == ["socket.io-heartbeat"], "the server's heartbeat is watched; the client runs none")
+            #expect(session.armedTimers == [.protocolTimer("socket.io-heartbeat")], "the server's heartbeat is watched; the client runs none")
             await session.setAppState(.background)
             await session.setAppState(.active)
-            #expect(await session.armedTimers == ["socket.io-heartbeat"], "the probe has no shorter timeout of its own")
+            #expect(session.armedTimers == [.protocolTimer("socket.io-heartbeat")], "the probe has no shorter timeout of its own")
             transport.push("2")
             #expect(await log.nextSent() == "3")
             #expect(session.status == .connected)

@@ -56,7 +56,7 @@ struct SessionRecoveryTests {
             server.dropAllConnections()
             let second = try #require(await reports.next())
             #expect(second.steps.map(\.isReplay) == [true, true, true])
-            #expect(await session.recoveryJournal == [.connected, .authenticated, .subscription("room")])
+            #expect(session.recoveryJournal == [.connected, .authenticated, .subscription("room")])
             withExtendedLifetime(room) {}
         }
     }
@@ -110,7 +110,7 @@ struct SessionRecoveryTests {
             await #expect(throws: SessionError.self) { _ = try await roomMessages.next() }
             var newsMessages = news.makeAsyncIterator()
             #expect(try await newsMessages.next()?.data == "fresh")
-            #expect(await session.recoveryJournal == [.connected, .authenticated, .subscription("news")])
+            #expect(session.recoveryJournal == [.connected, .authenticated, .subscription("news")])
         }
     }
 
@@ -248,7 +248,7 @@ struct SessionRecoveryTests {
                 return try await session.publish(.number(0), to: "room")
             }
             await #expect(throws: CancellationError.self) { try await early.value }
-            #expect(await session.outboxCount == 1)
+            #expect(session.outboxCount == 1)
             let third = Task { try await session.publish(.number(3), to: "room") }
             await waitForOutbox(session, 2)
             await lifecycle.foreground()
@@ -303,11 +303,11 @@ struct SessionRecoveryTests {
                         }
                     }
                     await waitForOutbox(session, 1)
-                    #expect(await session.armedTimers == ["outbox"])
+                    #expect(session.armedTimers == [.outbox])
                     await lifecycle.background()
-                    #expect(await session.armedTimers == [])
+                    #expect(session.armedTimers == [])
                     await clock.advance(by: .seconds(11))
-                    #expect(await session.outboxCount == 1, "no timer in the background")
+                    #expect(session.outboxCount == 1, "no timer in the background")
                     await lifecycle.foreground()
                     try await group.waitForAll()
                 }
@@ -355,7 +355,7 @@ struct SessionRecoveryTests {
             }
             #expect(session.status == .disconnected(.appBackgrounded))
             await server.waitForOpenConnections(0)
-            #expect(await session.armedTimers == [])
+            #expect(session.armedTimers == [])
             var messages = room.makeAsyncIterator()
             #expect(try await messages.next()?.data == "missed")
             // The echo of our own publish came after the refresh let go: caught up on return.
@@ -378,7 +378,7 @@ struct SessionRecoveryTests {
                 #expect(error.code == .connectionLost, "\(error)")
             }
             #expect(session.status == .disconnected(.notStarted))
-            #expect(await session.armedTimers == [], "no retry, no deadline left behind")
+            #expect(session.armedTimers == [], "no retry, no deadline left behind")
         }
     }
 
@@ -404,7 +404,7 @@ struct SessionRecoveryTests {
             }
             #expect(session.status == .disconnected(.notStarted))
             await server.waitForOpenConnections(0)
-            #expect(await session.armedTimers == [])
+            #expect(session.armedTimers == [])
         }
     }
 }

@@ -38,8 +38,8 @@ struct SessionShutdownTests {
         await expectSessionEnded("ping") { try await session.ping() }
         await expectSessionEnded("connect") { try await session.connect() }
         await expectSessionEnded("addRecoveryStep") { try await session.addRecoveryStep("s") { _ in } }
-        #expect(await session.outboxCount == 0)
-        #expect(await session.armedTimers == [])
+        #expect(session.outboxCount == 0)
+        #expect(session.armedTimers == [])
     }
 
     @Test("a session shut down before it ever ran refuses calls the same way")
@@ -96,7 +96,7 @@ struct SessionShutdownTests {
         caller.cancel()
         let result = await caller.result
         #expect(throws: CancellationError.self) { try result.get() }
-        #expect(await session.outboxCount == 0)
+        #expect(session.outboxCount == 0)
         await session.shutdown()
     }
 }
@@ -126,6 +126,6 @@ struct SessionShutdownQuietTests {
         await session.unsubscribe(from: "room")
         #expect(session.status == .disconnected(.sessionEnded))
         #expect(transport.openedConnectionCount == 1)
-        #expect(await session.armedTimers == [])
+        #expect(session.armedTimers == [])
     }
 }

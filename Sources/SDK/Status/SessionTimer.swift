@@ -1,0 +1,51 @@
+public import ConnectionPolicy
+
+/// A timer a ``Session`` or ``ConnectionController`` has armed, for diagnostics and tests
+/// (``Session/armedTimers``): `#expect(session.armedTimers == [.watchdog])`.
+public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConvertible {
+    /// What the timer is for.
+    public enum Kind: Hashable, Sendable {
+        /// The policy's (``TimerID``: watchdog, reconnect, background grace, a custom policy's).
+        case policy
+        case connectTimeout
+        /// A request waiting for its reply.
+        case request
+        /// An app-defined recovery step's timeout.
+        case recoveryStep
+        /// The oldest publish waiting in the outbox.
+        case outboxDeadline
+        /// A background refresh's deadline.
+        case refreshDeadline
+        case heartbeat
+        /// The server protocol's own (`socket.io-heartbeat`, `mqtt-keepalive`).
+        case protocolTimer
+    }
+
+    public let kind: Kind
+    /// Its name, as logs show it.
+    public let name: String
+
+    public init(_ kind: Kind, name: String) {
+        self.kind = kind
+        self.name = name
+    }
+
+    /// A policy's timer.
+    public static func policy(_ id: TimerID) -> SessionTimer { SessionTimer(.policy, name: id.name) }
+    /// A protocol's own timer, by name.
+    public static func protocolTimer(_ name: String) -> SessionTimer { SessionTimer(.protocolTimer, name: name) }
+
+    public static let watchdog = policy(.watchdog)
+    public static let reconnect = policy(.reconnect)
+    public static let backgroundGrace = policy(.backgroundGrace)
+    public static let connectTimeout = SessionTimer(.connectTimeout, name: "connect-timeout")
+    public static let request = SessionTimer(.request, name: "request")
+    public static let recoveryStep = SessionTimer(.recoveryStep, name: "recovery-step")
+    public static let outbox = SessionTimer(.outboxDeadline, name: "outbox")
+    public static let refresh = SessionTimer(.refreshDeadline, name: "refresh")
+    public static let heartbeat = SessionTimer(.heartbeat, name: "heartbeat")
+
+    public static func < (lhs: SessionTimer, rhs: SessionTimer) -> Bool { lhs.name < rhs.name }
+
+    public var description: String { name }
+}
