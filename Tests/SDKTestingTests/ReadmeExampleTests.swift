@@ -1,9 +1,11 @@
+import ConnectionPolicy
+import Foundation
 import SDK
 import SDKTesting
 import Testing
 
 // The host-app tests the README shows, verbatim: if this stops compiling or passing, the README
-// is wrong.
+// is wrong (and ReadmeSourceTests fails when the two drift apart).
 @Suite("README example", .timeLimit(.minutes(1)))
 struct ReadmeExampleTests {
     @Test func backgroundDisconnectsForegroundReconnects() async throws {
@@ -26,6 +28,70 @@ struct ReadmeExampleTests {
             #expect(time.heldCount == 1)
             time.expireAll()              // iOS takes it back: closed in order, typed
             try await status.waitFor(.disconnected(.backgroundTimeExpired))
+        }
+    }
+
+    @Test func backgroundThenForegroundCatchesUpThenNothingMore() async throws {
+        let server = TestServer(), clock = TestClock(), lifecycle = LifecycleDriver()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { _ in
+            let room = try await session.subscribe(to: "room")   // keep it: a dropped Subscription unsubscribes
+            await clock.settle()                                   // connected and subscribed
+            await lifecycle.background()
+            #expect(session.status == .disconnected(.appBackgrounded) && session.armedTimers.isEmpty)
+            try server.publish("missed", to: "room")
+            await lifecycle.foreground()
+            #expect(await clock.runUntilIdle() == .idle)           // resubscribed, caught up, nothing scheduled
+            #expect(session.lastRecoveryReport?.caughtUp == ["room": 1] && server.acceptedConnectionCount == 2)
+            _ = room
+        }
+    }
+
+    @Test func customPolicyStaysConnectedInTheBackground() async throws {
+        let server = TestServer(), clock = TestClock(), lifecycle = LifecycleDriver()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await session.replacePolicy(StayConnected())
+            await lifecycle.background()
+            server.dropAllConnections()
+            await clock.advance(through: .seconds(1))                 // the retry, armed on the way
+            #expect(session.policyName == "stay-connected" && session.status == .connected)
+        }
+    }
+}
+
+struct StayConnected: SessionPolicy {
+    var name: String { "stay-connected" }
+    func start(in context: PolicyContext) -> [PolicyAction] { [.openConnection] }
+    func lifecycleChanged(to state: AppLifecycleState) -> [PolicyAction] { [] }
+    func connectRequested() -> [PolicyAction] { [.openConnection] }
+    func disconnectRequested() -> [PolicyAction] { [.closeConnection(.appRequested)] }
+    func pingRequested() -> [PolicyAction] { [] }
+    func connectionOpened() -> [PolicyAction] { [] }
+    func connectionLost(_ loss: ConnectionLoss) -> [PolicyAction] { [.armTimer(PolicyTimer(id: .reconnect, generation: 1), after: .seconds(1))] }
+    func timerFired(_ timer: PolicyTimer) -> [PolicyAction] { [.openConnection] }
+    func networkReachabilityChanged(isReachable: Bool) -> [PolicyAction] { isReachable ? [.openConnection] : [] }
+}
+
+/// The README's examples are these tests, verbatim: this one fails when they drift apart.
+@Suite("README examples match the README")
+struct ReadmeSourceTests {
+    @Test func testsAreTheReadmesCode() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let unindented = source.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix("    ") ? $0.dropFirst(4) : $0 }.joined(separator: "\n")
+        for name in ["backgroundDisconnectsForegroundReconnects", "backgroundTimeIsHeldThenExpires", "backgroundThenForegroundCatchesUpThenNothingMore", "customPolicyStaysConnectedInTheBackground"] {
+            let start = try #require(readme.range(of: "@Test func \(name)()"), "\(name) is in the README")
+            let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+            let example = readme[start.lowerBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+            // A block may hold the test and a type it uses: each must be here as it is there.
+            let parts = example.components(separatedBy: "\n\nstruct ")
+            #expect(unindented.contains(parts[0]), "\(name): not the README's code:\n\(parts[0])")
+            for type in parts.dropFirst() {
+                #expect(source.contains("struct " + type), "\(name): the README's type is not here:\n\(type)")
+            }
         }
     }
 }

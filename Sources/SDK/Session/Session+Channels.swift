@@ -24,6 +24,11 @@ extension Session {
     /// resubscribes by itself, asking for every message since the last one delivered. After
     /// ``shutdown()`` it throws ``SessionError/Code/sessionEnded``, and a subscription held
     /// then ends with that error.
+    ///
+    /// **Dropping the returned ``Subscription`` unsubscribes** (when it was the channel's last
+    /// one): keep it while you want the messages. In a test that only asserts on the session,
+    /// keep it in a variable until the end (`_ = room` as the last line, or
+    /// `withExtendedLifetime(room) { … }`).
     public func subscribe(to channel: String) async throws -> Subscription {
         try await subscribe(to: Topic(channel))
     }
