@@ -75,6 +75,7 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
                 state.open -= 1
                 state.opened -= 1
             }
+            notifyOpenWaiters()
             throw error
         }
     }
