@@ -42,8 +42,7 @@ struct ReadmeExampleTests {
             try server.publish("missed", to: "room")
             await lifecycle.foreground()
             #expect(await clock.runUntilIdle() == .idle)           // resubscribed, caught up, nothing scheduled
-            #expect(session.lastRecoveryReport?.caughtUp == ["room": 1] && server.acceptedConnectionCount == 2)
-            _ = room
+            #expect(session.lastRecoveryReport?.caughtUp == [room.channel: 1] && server.acceptedConnectionCount == 2)
         }
     }
 
