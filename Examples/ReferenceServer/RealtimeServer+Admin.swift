@@ -7,7 +7,7 @@ extension RealtimeServer {
     /// Plain HTTP on the same port: the admin endpoint, for changing faults from another
     /// process (`curl http://127.0.0.1:8080/admin/freeze?on=1`). It has no authentication:
     /// keep the server on loopback (the default host).
-    func serveHTTP(_ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+    func serveHTTP(_ channel: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, refused: (status: Int, reason: String)?) async {
         try? await channel.executeThenClose { inbound, outbound in
             // A declined upgrade (refused, or a path other than `/`) reaches here without its
             // head: the upgrade handler consumed it while deciding.
@@ -20,6 +20,7 @@ extension RealtimeServer {
                     break
                 case .end:
                     let (status, body): (HTTPResponseStatus, String) = switch uri {
+                    case _ where refused != nil: (HTTPResponseStatus(statusCode: refused?.status ?? 400), (refused?.reason ?? "") + "\n")
                     case let uri?: admin(uri)
                     case nil where faults.refuseConnections: (.serviceUnavailable, "refusing connections (fault)\n")
                     case nil: (.notFound, "the WebSocket endpoint is /\n")

@@ -7,14 +7,16 @@ extension RealtimeServer {
     /// Serves one WebSocket: a reader feeding the core, and a writer draining this
     /// connection's bounded outbound queue (delayed by the fault's latency, held while frozen).
     /// The authentication and idle limits are timers on the connection's event loop.
-    func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>) async {
+    func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, upgrade: UpgradeAnswer) async {
         let (queue, continuation) = AsyncStream<Outbound>.makeStream()
         let underlying = channel.channel
         let (id, opened): (ServerCore.ConnectionID, [OneShot]) = state.withLock { state in
             state.nextID += 1
             state.acceptedTotal += 1
             state.connections[state.nextID] = Connection(channel: underlying, outbound: continuation)
-            state.core.connectionOpened(state.nextID)
+            // Version 2: authenticated by the request, its subscriptions answered right away.
+            let outputs = state.core.connectionOpened(state.nextID, upgrade: upgrade)
+            Self.dispatch(outputs, in: &state, limits: configuration.limits)
             return (state.nextID, state.readyWaiters())
         }
         for signal in opened { signal.fire() }

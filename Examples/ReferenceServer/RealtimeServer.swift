@@ -63,6 +63,11 @@ public final class RealtimeServer: Sendable {
         var peakQueuedBytes = 0
         var slowConsumerCloses = 0
         var timeoutCloses = 0
+        /// How each upgrade in progress was answered, by its channel: from the decision to the
+        /// WebSocket (or the refusal's HTTP answer).
+        var upgrades: [ObjectIdentifier: UpgradeAnswer] = [:]
+        var upgradeRequests = 0
+        var refusedUpgrades = 0
 
         mutating func readyWaiters() -> [OneShot] {
             connectionWaiters.ready(count: connections.count)
@@ -110,6 +115,12 @@ public final class RealtimeServer: Sendable {
 
     /// WebSocket connections accepted since start.
     public var acceptedConnectionCount: Int { state.withLock { $0.acceptedTotal } }
+
+    /// WebSocket upgrade requests to `/` since start (accepted or refused).
+    public var upgradeRequestCount: Int { state.withLock { $0.upgradeRequests } }
+
+    /// Upgrade requests refused (a version-2 request's credentials or list).
+    public var refusedUpgradeCount: Int { state.withLock { $0.refusedUpgrades } }
 
     /// Bytes queued for all connections' writers now.
     public var queuedByteCount: Int { state.withLock { $0.connections.values.reduce(0) { $0 + $1.queuedBytes } } }
@@ -236,8 +247,29 @@ public final class RealtimeServer: Sendable {
     }
 
     enum Accepted: Sendable {
-        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>)
-        case http(NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>)
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, UpgradeAnswer)
+        /// Plain HTTP, or an upgrade refused with this status (credentials in a version-2 request).
+        case http(NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, refused: (status: Int, reason: String)?)
+    }
+
+    /// Decides a WebSocket upgrade request for `channel` (the protocol version, a version-2
+    /// request's credentials and subscriptions) and remembers the answer for its handlers.
+    func answerUpgrade(_ head: HTTPRequestHead, on channel: any Channel) -> UpgradeAnswer {
+        let offered = head.headers["Sec-WebSocket-Protocol"].flatMap { $0.split(separator: ",") }.map { $0.split(separator: " ").joined() }
+        var headers: [String: String] = [:]
+        for (name, value) in head.headers { headers[name] = headers[name].map { "\($0), \(value)" } ?? value }
+        return state.withLock { state in
+            let answer = state.core.answerUpgrade(subprotocols: offered, headers: headers)
+            state.upgrades[ObjectIdentifier(channel)] = answer
+            state.upgradeRequests += 1
+            if case .refuse = answer { state.refusedUpgrades += 1 }
+            return answer
+        }
+    }
+
+    /// The answer ``answerUpgrade(_:on:)`` gave for `channel`, forgotten.
+    func takeUpgradeAnswer(of channel: any Channel) -> UpgradeAnswer? {
+        state.withLock { $0.upgrades.removeValue(forKey: ObjectIdentifier(channel)) }
     }
 
     /// Binds, reports the port, and serves until the calling task is cancelled.
@@ -255,28 +287,38 @@ public final class RealtimeServer: Sendable {
                         shouldUpgrade: { [self] channel, head in
                             let faults = self.faults
                             let refuse = faults.refuseConnections || !(head.uri == "/" || head.uri.hasPrefix("/?"))
-                            guard !refuse, faults.frameDelay > .zero else {
-                                return channel.eventLoop.makeSucceededFuture(refuse ? nil : HTTPHeaders())
+                            guard !refuse else { return channel.eventLoop.makeSucceededFuture(nil) }
+                            let answer = answerUpgrade(head, on: channel)
+                            var headers = HTTPHeaders()
+                            switch answer {
+                            case .refuse: return channel.eventLoop.makeSucceededFuture(nil)
+                            case .version2: headers.add(name: "Sec-WebSocket-Protocol", value: answer.subprotocol ?? "")
+                            case .version1: break
                             }
+                            let answered = headers
+                            guard faults.frameDelay > .zero else { return channel.eventLoop.makeSucceededFuture(answered) }
                             // The emulated latency covers the upgrade's answer too.
-                            return channel.eventLoop.scheduleTask(in: faults.frameDelay.timeAmount) { HTTPHeaders() }.futureResult.map { Optional($0) }
+                            return channel.eventLoop.scheduleTask(in: faults.frameDelay.timeAmount) { answered }.futureResult.map { Optional($0) }
                         },
-                        upgradePipelineHandler: { channel, _ in
+                        upgradePipelineHandler: { [self] channel, _ in
                             channel.eventLoop.makeCompletedFuture {
                                 upgradeDeadline.cancel()
                                 try channel.pipeline.syncOperations.addHandler(WebSocketFrameRules())
                                 try channel.pipeline.syncOperations.addHandler(
                                     NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 20)
                                 )
-                                return Accepted.websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                                let answer = takeUpgradeAnswer(of: channel) ?? .version1
+                                return Accepted.websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel), answer)
                             }
                         }
                     )
                     let configuration = NIOTypedHTTPServerUpgradeConfiguration<Accepted>(
                         upgraders: [upgrader],
-                        notUpgradingCompletionHandler: { channel in
+                        notUpgradingCompletionHandler: { [self] channel in
                             channel.eventLoop.makeCompletedFuture {
-                                return Accepted.http(try NIOAsyncChannel(wrappingChannelSynchronously: channel))
+                                var refused: (status: Int, reason: String)?
+                                if case .refuse(let status, let reason)? = takeUpgradeAnswer(of: channel) { refused = (status, reason) }
+                                return Accepted.http(try NIOAsyncChannel(wrappingChannelSynchronously: channel), refused: refused)
                             }
                         }
                     )
@@ -292,8 +334,8 @@ public final class RealtimeServer: Sendable {
                     group.addTask {
                         do {
                             switch try await accepted.get() {
-                            case .websocket(let channel): await self.serve(channel)
-                            case .http(let channel): await self.serveHTTP(channel)
+                            case .websocket(let channel, let upgrade): await self.serve(channel, upgrade: upgrade)
+                            case .http(let channel, let refused): await self.serveHTTP(channel, refused: refused)
                             }
                         } catch {
                             // A connection that failed its handshake concerns only itself.

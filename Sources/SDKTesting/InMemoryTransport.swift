@@ -41,16 +41,21 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
     }
 
     public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
-        try await open(url: url, headers: headers, activity: nil)
+        try await open(url: url, headers: headers, subprotocols: [], activity: nil)
+    }
+
+    /// Opens offering `subprotocols`: the test server chooses `tether.v2` when it speaks it
+    /// (``TestServer/acceptsVersion2``), none otherwise.
+    public func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
+        try await open(url: url, headers: headers, subprotocols: subprotocols, activity: nil)
     }
 
     /// Opens with every event counted as a unit of the session's work (``TestClock/settle()``).
     package func open(url: URL, headers: [String: String], subprotocols: [String], activity: any ActivityTracking) async throws -> any TransportConnection {
-        guard subprotocols.isEmpty else { throw TransportError(.unavailable, "this transport cannot offer WebSocket subprotocols") }
-        return try await open(url: url, headers: headers, activity: activity)
+        try await open(url: url, headers: headers, subprotocols: subprotocols, activity: Optional(activity))
     }
 
-    private func open(url: URL, headers: [String: String], activity: (any ActivityTracking)?) async throws -> any TransportConnection {
+    private func open(url: URL, headers: [String: String], subprotocols: [String], activity: (any ActivityTracking)?) async throws -> any TransportConnection {
         try Task.checkCancellation()
         let refusedAsDouble: Bool = state.withLock { state in
             state.urls.append(url)
@@ -67,9 +72,9 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
         let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
         let ledger = activity.map(EventLedger.init)
         do {
-            let id = try server.accept(continuation, ledger: ledger)
+            let (id, subprotocol) = try server.accept(continuation, ledger: ledger, subprotocols: subprotocols, headers: headers)
             notifyOpenWaiters()
-            return InMemoryConnection(id: id, events: events, continuation: continuation, transport: self, ledger: ledger)
+            return InMemoryConnection(id: id, subprotocol: subprotocol, events: events, continuation: continuation, transport: self, ledger: ledger)
         } catch {
             state.withLock { state in
                 state.open -= 1
@@ -93,6 +98,7 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
 
 final class InMemoryConnection: TransportConnection, ActivityCountedConnection {
     let id: ServerCore.ConnectionID
+    let subprotocol: String?
     let ledger: EventLedger?
     let events: AsyncStream<TransportEvent>
     private let continuation: AsyncStream<TransportEvent>.Continuation
@@ -100,10 +106,11 @@ final class InMemoryConnection: TransportConnection, ActivityCountedConnection {
     private let isClosed = Locked(false)
 
     init(
-        id: ServerCore.ConnectionID, events: AsyncStream<TransportEvent>, continuation: AsyncStream<TransportEvent>.Continuation,
-        transport: InMemoryTransport, ledger: EventLedger?
+        id: ServerCore.ConnectionID, subprotocol: String?, events: AsyncStream<TransportEvent>,
+        continuation: AsyncStream<TransportEvent>.Continuation, transport: InMemoryTransport, ledger: EventLedger?
     ) {
         self.id = id
+        self.subprotocol = subprotocol
         self.ledger = ledger
         self.events = events
         self.continuation = continuation

@@ -79,6 +79,8 @@ public enum ProtocolFuzzing {
                     if requests.remove(request) == nil { problem = "a reply to a request it was not given, or a second one: \(action)" }
                 case .end:
                     hasEnded = true
+                case .pipelining:
+                    if isReady { problem = "pipelining after ready" }
                 case .send, .arm, .cancel:
                     break
                 }

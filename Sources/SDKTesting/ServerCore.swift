@@ -72,6 +72,9 @@ public struct ServerCore: Sendable {
     public var rejectsAllCredentials = false
     /// Subscriptions to these channels are refused with error `forbidden` (fault injection).
     public var rejectedChannels: Set<String> = []
+    /// Indicates that the server speaks version 2 (resume in the upgrade request) when a client
+    /// offers it; false plays a version-1 server.
+    public var acceptsVersion2 = true
     private var channels: [String: Channel] = [:]
     private var clients: [ConnectionID: Client] = [:]
     private let now: @Sendable () -> Duration
@@ -111,6 +114,35 @@ public struct ServerCore: Sendable {
         clients[id] = Client()
     }
 
+    /// A connection whose upgrade was answered `upgrade` (``answerUpgrade(subprotocols:headers:)``):
+    /// version 2 starts authenticated and answers the subscriptions the request carried — each
+    /// `ok` and its catch-up, in order, as if the client had sent `subscribe` with that `id`.
+    public mutating func connectionOpened(_ id: ConnectionID, upgrade: UpgradeAnswer) -> [Output] {
+        clients[id] = Client()
+        guard case .version2(let request) = upgrade else { return [] }
+        clients[id]?.isAuthenticated = true
+        return request.entries.flatMap { subscribe(id, requestID: $0.id, name: $0.channel, since: $0.since) }
+    }
+
+    /// How to answer a WebSocket upgrade request that offered `subprotocols` with `headers`
+    /// (names in any case): version 2 when the client offered `tether.v2` (credentials checked
+    /// now: 401 refuses them; a malformed `Tether-Resume` is 400), version 1 otherwise.
+    public func answerUpgrade(subprotocols: [String], headers: [String: String]) -> UpgradeAnswer {
+        guard acceptsVersion2, subprotocols.contains(TetherUpgrade.subprotocol) else { return .version1 }
+        func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
+        let token = header(TetherUpgrade.authorizationHeader).flatMap(TetherUpgrade.bearerToken).map(Secret.init)
+        if header(TetherUpgrade.authorizationHeader) != nil, token == nil {
+            return .refuse(httpStatus: 401, reason: "the Authorization header is not 'Bearer <token>'")
+        }
+        guard !rejectsAllCredentials, accepts(token) else { return .refuse(httpStatus: 401, reason: "credentials rejected") }
+        do {
+            let entries = try TetherUpgrade.decode(header(TetherUpgrade.resumeHeader) ?? "")
+            return .version2(UpgradeAnswer.Request(entries: entries))
+        } catch {
+            return .refuse(httpStatus: 400, reason: "malformed \(TetherUpgrade.resumeHeader): \(error)")
+        }
+    }
+
     public mutating func connectionClosed(_ id: ConnectionID) {
         guard let client = clients.removeValue(forKey: id) else { return }
         for name in client.channels { channels[name]?.subscribers.remove(id) }
@@ -144,23 +176,8 @@ public struct ServerCore: Sendable {
         switch message {
         case .authenticate(let requestID, _):
             return reply(id, .error(ServerError(id: requestID, code: "bad_request", message: "already authenticated")))
-        case .subscribe(let requestID, let name, _) where rejectedChannels.contains(name):
-            return reply(id, .error(ServerError(id: requestID, code: "forbidden", message: "subscriptions to \(name) are refused")))
         case .subscribe(let requestID, let name, let since):
-            var channel = channels[name] ?? Channel()
-            channel.subscribers.insert(id)
-            channels[name] = channel
-            client.channels.insert(name)
-            clients[id] = client
-            var missed: [Retained] = []
-            var gap = false
-            if let since, since < channel.latest {
-                missed = channel.retained.filter { $0.sequence > since }
-                let oldest = channel.retained.first?.sequence ?? channel.latest + 1
-                gap = oldest > since + 1
-            }
-            // The `ok` first, then the missed messages: a client applies the `ok` before them.
-            return reply(id, .ack(Ack(id: requestID, sequence: channel.latest, gap: gap))) + missed.map { .send(id, $0.frame) }
+            return subscribe(id, requestID: requestID, name: name, since: since)
         case .unsubscribe(let requestID, let name):
             channels[name]?.subscribers.remove(id)
             client.channels.remove(name)
@@ -181,6 +198,25 @@ public struct ServerCore: Sendable {
         case .ping(let requestID):
             return reply(id, .pong(id: requestID))
         }
+    }
+
+    private mutating func subscribe(_ id: ConnectionID, requestID: RequestID, name: String, since: UInt64?) -> [Output] {
+        guard !rejectedChannels.contains(name) else {
+            return reply(id, .error(ServerError(id: requestID, code: "forbidden", message: "subscriptions to \(name) are refused")))
+        }
+        var channel = channels[name] ?? Channel()
+        channel.subscribers.insert(id)
+        channels[name] = channel
+        clients[id]?.channels.insert(name)
+        var missed: [Retained] = []
+        var gap = false
+        if let since, since < channel.latest {
+            missed = channel.retained.filter { $0.sequence > since }
+            let oldest = channel.retained.first?.sequence ?? channel.latest + 1
+            gap = oldest > since + 1
+        }
+        // The `ok` first, then the missed messages: a client applies the `ok` before them.
+        return reply(id, .ack(Ack(id: requestID, sequence: channel.latest, gap: gap))) + missed.map { .send(id, $0.frame) }
     }
 
     /// Publishes from the server side; returns the sequence number and the fan-out. A message
@@ -222,6 +258,28 @@ public struct ServerCore: Sendable {
     private mutating func close(_ id: ConnectionID, _ code: CloseCode, reason: String) -> [Output] {
         clients[id]?.isClosing = true
         return [.close(id, code, reason: reason)]
+    }
+}
+
+/// How a server answers a WebSocket upgrade request (``ServerCore/answerUpgrade(subprotocols:headers:)``).
+public enum UpgradeAnswer: Hashable, Sendable {
+    /// What a version-2 request carried (already checked).
+    public struct Request: Hashable, Sendable {
+        let entries: [TetherUpgrade.Entry]
+        /// The number of subscriptions the request carried.
+        public var subscriptionCount: Int { entries.count }
+    }
+
+    /// Upgrade without a subprotocol: the client sends `auth` first.
+    case version1
+    /// Upgrade choosing `tether.v2`: the connection is authenticated.
+    case version2(Request)
+    /// Refuse the upgrade with this HTTP status.
+    case refuse(httpStatus: Int, reason: String)
+
+    /// The subprotocol the 101 chooses, if any.
+    public var subprotocol: String? {
+        if case .version2 = self { TetherUpgrade.subprotocol } else { nil }
     }
 }
 

@@ -59,8 +59,14 @@ public final class TestServer: Sendable {
     ///   - retention: messages kept per channel for catch-up.
     ///   - codec: the server's limits (tighter ones than the client's show what a stricter
     ///     server answers).
-    public init(tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec()) {
-        state = Locked(State(core: ServerCore(.init(tokens: tokens, retention: retention, codec: codec))))
+    ///   - speaksVersion2: whether it answers a client that offers version 2 (resume in the
+    ///     upgrade request) in version 2. Default false: a version-1 server, so every request —
+    ///     `auth` and the resubscribes included — is a frame in ``receivedMessages``; the
+    ///     session then authenticates with `auth` and pipelines its replay behind it.
+    public init(tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec(), speaksVersion2: Bool = false) {
+        var core = ServerCore(.init(tokens: tokens, retention: retention, codec: codec))
+        core.acceptsVersion2 = speaksVersion2
+        state = Locked(State(core: core))
     }
 
     /// A transport whose connections reach this server. It refuses a second concurrent socket.
@@ -122,8 +128,12 @@ public final class TestServer: Sendable {
     /// Refuses new connections while set.
     public func setRefusingConnections(_ refusing: Bool) { state.withLock { $0.isRefusing = refusing } }
 
-    /// Rejects every credential while set (close code 4001).
+    /// Rejects every credential while set (close code 4001; a version-2 upgrade: HTTP 401).
     public func setRejectingCredentials(_ rejecting: Bool) { state.withLock { $0.core.rejectsAllCredentials = rejecting } }
+
+    /// Whether the server speaks version 2 (resume in the upgrade request) to a client that
+    /// offers it (see ``init(tokens:retention:codec:speaksVersion2:)``).
+    public func setAcceptsVersion2(_ accepts: Bool) { state.withLock { $0.core.acceptsVersion2 = accepts } }
 
     /// Refuses subscriptions to `channels` (error `forbidden`) while set.
     public func setRejectingSubscriptions(to channels: Set<String>) { state.withLock { $0.core.rejectedChannels = channels } }
@@ -175,18 +185,28 @@ public final class TestServer: Sendable {
 
     // MARK: Connections
 
-    func accept(_ continuation: AsyncStream<TransportEvent>.Continuation, ledger: EventLedger?) throws -> ServerCore.ConnectionID {
-        let id: ServerCore.ConnectionID? = state.withLock { state in
-            guard !state.isRefusing else { return nil }
+    /// Accepts a connection whose upgrade offered `subprotocols` with `headers`: its id and the
+    /// subprotocol chosen. A version-2 upgrade is answered right away (the carried
+    /// subscriptions' `ok`s and catch-up); refused credentials throw with HTTP 401.
+    func accept(
+        _ continuation: AsyncStream<TransportEvent>.Continuation, ledger: EventLedger?, subprotocols: [String], headers: [String: String]
+    ) throws -> (ServerCore.ConnectionID, subprotocol: String?) {
+        let accepted: Result<(ServerCore.ConnectionID, UpgradeAnswer, [ServerCore.Output]), TransportError> = state.withLock { state in
+            guard !state.isRefusing else { return .failure(TransportError(.connectionFailed, "connection refused by the test server")) }
+            let upgrade = state.core.answerUpgrade(subprotocols: subprotocols, headers: headers)
+            if case .refuse(let status, let reason) = upgrade {
+                return .failure(TransportError(.handshakeFailed, "the test server refused the upgrade: \(reason)", httpStatus: status))
+            }
             state.nextID += 1
             state.acceptedTotal += 1
             state.connections[state.nextID] = Peer(continuation: continuation, ledger: ledger)
-            state.core.connectionOpened(state.nextID)
-            return state.nextID
+            let outputs = state.core.connectionOpened(state.nextID, upgrade: upgrade)
+            return .success((state.nextID, upgrade, outputs))
         }
-        guard let id else { throw TransportError(.connectionFailed, "connection refused by the test server") }
+        let (id, upgrade, outputs) = try accepted.get()
         notifyConnectionWaiters()
-        return id
+        answer(outputs)
+        return (id, upgrade.subprotocol)
     }
 
     func received(_ frame: TransportFrame, from id: ServerCore.ConnectionID) {

@@ -104,7 +104,10 @@ struct ReferenceServerIntegrationTests {
                 let seen = try await status.waitFor { $0.reason?.code == .credentialsRejected }
                 #expect(seen.last.map { if case .disconnected = $0 { true } else { false } } == true)
                 #expect(session.armedTimers == [], "nothing is scheduled: no retry will come")
-                #expect(server.acceptedConnectionCount == 1)
+                // Version 2: refused at the upgrade (HTTP 401), so no WebSocket was accepted.
+                #expect(server.upgradeRequestCount == 1)
+                #expect(server.refusedUpgradeCount == 1)
+                #expect(server.acceptedConnectionCount == 0)
             }
         }
     }

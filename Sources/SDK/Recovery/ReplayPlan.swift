@@ -42,6 +42,17 @@ struct ReplayPlan: Sendable {
 
     func state(of id: RecoveryStepID) -> StepState? { states[id] }
 
+    /// Indicates that every step has settled, or is running and `mayRun` allows it.
+    func isSettled(exceptRunning mayRun: (RecoveryStepID) -> Bool) -> Bool {
+        order.allSatisfy { id in
+            switch states[id] {
+            case .succeeded, .failed: true
+            case .running: mayRun(id)
+            case .waiting, nil: false
+            }
+        }
+    }
+
     /// Starts the replay.
     mutating func start() -> [Action] { advance() }
 

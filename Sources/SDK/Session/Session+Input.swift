@@ -68,7 +68,7 @@ extension Session {
 
     /// Work that needs a child task of `run()`.
     enum Spawn: Sendable {
-        case open(attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?)
+        case open(attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?, resuming: [WireResume])
         case read(attempt: UInt64, connection: any TransportConnection, cancel: OneShot)
         case write(attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>, settled: OneShot)
         case timer(TimerKey, serial: UInt64, deadline: SessionClock.Instant, cancel: OneShot)

@@ -19,6 +19,10 @@ extension Session {
                 connectionEnded(reason: reason, disposition: .retry)
             case .policyClosed(let reason):
                 let error = SessionError(.disconnected, "disconnected: \(reason)", reason: reason)
+                if reason.code == .credentialsRejected {
+                    // No connection comes with these credentials: what waits for one fails now.
+                    failOutbox(SessionError(.rejected, "not sent: the server rejected the credentials (\(reason))", reason: reason))
+                }
                 failAllRequests(error)
                 abandonRecovery()
                 failRefresh(error)
@@ -47,7 +51,7 @@ extension Session {
         guard case .idle = link else { return }
         recoveryAttemptStarted()
         let attempt = Attempt(id: id, cancel: OneShot(), settled: OneShot())
-        spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: lastAttemptSettled))
+        spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: lastAttemptSettled, resuming: resumeInHandshake()))
         lastAttemptSettled = attempt.settled
         link = .opening(attempt)
     }
@@ -65,6 +69,8 @@ extension Session {
             wire.outbound.finish()
         }
         link = .idle
+        pipelining = false
+        heldCustomRuns = []
         if let state = machine?.sessionState { wireSessionState = state }
         machine = nil
         wireSubscriptions = [:]
@@ -89,14 +95,14 @@ extension Session {
         spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
         settings.logger.log(.debug, "attempt \(attempt): socket open, authenticating")
         link = .authenticating(current, wire)
-        if !handshake.subprotocols.isEmpty, !handshake.subprotocols.contains(connection.subprotocol ?? "") {
+        if handshake.requiresSubprotocol, !handshake.subprotocols.isEmpty, !handshake.subprotocols.contains(connection.subprotocol ?? "") {
             // The server does not speak the protocol the settings name: retrying cannot help.
             let chosen = connection.subprotocol.map { "'\($0)'" } ?? "none"
             let detail = "the server chose WebSocket subprotocol \(chosen), not \(handshake.subprotocols.joined(separator: " or "))"
             connectionEnded(reason: .error(detail), disposition: .doNotRetry, closeCode: .protocolError)
             return
         }
-        var fresh = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState)
+        var fresh = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState, handshake: handshake, subprotocol: connection.subprotocol)
         let actions = fresh.start(credentials: token)
         machine = fresh
         carry(actions)
@@ -137,9 +143,17 @@ extension Session {
         var uptime: Duration?
         if case .open(_, _, let since) = link { uptime = clock.elapsed(since: since) }
         let attempt = currentAttemptID
+        // Sent behind credentials the server rejected: it applied none of it (the protocol's
+        // rule), so each fails with that cause rather than "it may have been applied".
+        let refusedBehindCredentials = pipelining && reason.code == .credentialsRejected
         settings.logger.log(.info, "connection ended: \(reason) (\(disposition))")
         teardownLink(code: closeCode, reason: "connection ended")
-        failAllRequests(SessionError(.connectionLost, "the connection was lost: \(reason)", reason: reason))
+        if refusedBehindCredentials {
+            let error = SessionError(.rejected, "not applied: the server rejected the credentials it was sent behind (\(reason))", reason: reason)
+            failAllRequests(error, requeuePublishes: false)
+        } else {
+            failAllRequests(SessionError(.connectionLost, "the connection was lost: \(reason)", reason: reason))
+        }
         if refreshOwnsLink {
             // The policy never had this connection: the refresh ends, the policy hears nothing.
             failRefresh(SessionError(.connectionLost, "the background refresh lost its connection: \(reason)", reason: reason))
@@ -153,9 +167,45 @@ extension Session {
     func authenticated() {
         guard case .authenticating(let attempt, let wire) = link else { return }
         link = .open(attempt, wire, since: clock.now)
-        startReplay()
+        if pipelining {
+            // The replay went out with the credentials; the app's steps waited for this.
+            pipelining = false
+            let held = heldCustomRuns
+            heldCustomRuns = []
+            for (id, attempt) in held { startCustomRun(id, attempt: attempt) }
+            checkRecoveryComplete()
+        } else {
+            startReplay()
+        }
         armHeartbeat()
         perform(control.opened(attempt.id))
+    }
+
+    /// The protocol takes requests ahead of its handshake's answer: replay now, in the same
+    /// flight as the credentials.
+    func pipelineReplay() {
+        guard case .authenticating = link, !pipelining else { return }
+        pipelining = true
+        startReplay()
+    }
+
+    /// Requests may go on the wire now: connected, or pipelined behind the credentials.
+    var acceptsRequests: Bool {
+        switch link {
+        case .open: true
+        case .authenticating: pipelining
+        case .idle, .opening: false
+        }
+    }
+
+    /// What the next socket will resubscribe, when the protocol may carry it in its upgrade
+    /// request: every channel, in the journal's order, when the replay sends them all at once.
+    func resumeInHandshake() -> [WireResume] {
+        guard settings.replayMode == .pipelined else { return [] }
+        return journal.compactMap { id in
+            guard let channel = channelName(of: id), let state = channels[channel] else { return nil }
+            return WireResume(topic: Topic(channel, options: state.options), position: state.lastSequence.map(StreamPosition.sequence))
+        }
     }
 
     // MARK: Timers

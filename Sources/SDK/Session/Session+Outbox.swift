@@ -120,9 +120,12 @@ extension Session {
     /// How many publishes wait in the outbox (read without `await`).
     public nonisolated var outboxCount: Int { outboxBroadcaster.current ?? 0 }
 
-    /// Sends the outbox, in order, when connected and no replay is running.
+    /// Sends the outbox, in order, when requests may go out and the replay has nothing ahead of
+    /// it but resubscribes already sent (the server handles a connection's frames in order, so
+    /// the publishes still follow them).
     func flushOutboxIfReady() {
-        guard !outbox.isEmpty, case .open = link, recovery?.plan?.isFinished ?? true else { return }
+        guard !outbox.isEmpty, acceptsRequests else { return }
+        if let plan = recovery?.plan, !plan.isSettled(exceptRunning: { channelName(of: $0) != nil }) { return }
         let entries = outbox
         outbox = []
         cancelTimer(.outboxDeadline)

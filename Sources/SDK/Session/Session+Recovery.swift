@@ -122,6 +122,8 @@ extension Session {
         recovery?.plan = plan
         recovery?.replayed = replayed
         performReplay(actions)
+        // The outbox follows the resubscribes in the same flight when nothing else is ahead of it.
+        flushOutboxIfReady()
     }
 
     /// Feeds the replay an event and carries out what it says.
@@ -141,11 +143,13 @@ extension Session {
             switch action {
             case .perform(let id, let attempt):
                 if let channel = channelName(of: id) {
-                    if case .open = link, channels[channel] != nil {
+                    if acceptsRequests, channels[channel] != nil {
                         sendSubscribe(channel)
                     } else {
                         replayEvent { $0.remove(id) }
                     }
+                } else if pipelining {
+                    heldCustomRuns.append((id, attempt))
                 } else {
                     startCustomRun(id, attempt: attempt)
                 }
@@ -165,7 +169,7 @@ extension Session {
         return String(id.rawValue.dropFirst("subscribe:".count))
     }
 
-    private func startCustomRun(_ id: RecoveryStepID, attempt: Int) {
+    func startCustomRun(_ id: RecoveryStepID, attempt: Int) {
         guard case .open = link, let step = customSteps[id] else {
             replayEvent { $0.failed(id, reason: "not connected") }
             return
@@ -226,6 +230,8 @@ extension Session {
 
     /// Fully recovered? Then report, and end the recovery.
     func checkRecoveryComplete() {
+        // Never before the server accepted the credentials (a pipelined replay can settle first).
+        guard case .open = link else { return }
         guard let current = recovery, let plan = current.plan, plan.isFinished, current.targets.isEmpty, current.flushing.isEmpty, outbox.isEmpty else {
             return
         }

@@ -129,11 +129,13 @@ extension Session {
         let activity = clock.activity
         for item in work {
             switch item {
-            case .open(let attempt, let cancel, let settled, let after):
+            case .open(let attempt, let cancel, let settled, let after, let resuming):
                 let transport = self.transport
                 let settings = self.settings
                 group.addTask {
-                    await Self.open(attempt: attempt, cancel: cancel, settled: settled, after: after, transport: transport, settings: settings, sink: sink)
+                    await Self.open(
+                        attempt: attempt, cancel: cancel, settled: settled, after: after, resuming: resuming, transport: transport, settings: settings, sink: sink
+                    )
                     activity?.end()
                 }
             case .read(let attempt, let connection, let cancel):
@@ -194,7 +196,7 @@ extension Session {
     }
 
     private static func open(
-        attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?,
+        attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?, resuming: [WireResume],
         transport: any Transport, settings: AppSettings, sink: InputSink
     ) async {
         // Never two sockets: the previous attempt must have let go of its socket first. And
@@ -210,15 +212,17 @@ extension Session {
         let (result, cancelled) = await race({
             // A fresh token for every attempt, so an expired one is never reused.
             let token = try await settings.token()
-            let handshake = wireProtocol.handshake(endpoint: settings.serverURL, credentials: token)
+            let handshake = wireProtocol.handshake(endpoint: settings.serverURL, credentials: token, resuming: resuming)
             logger.log(.debug, "attempt \(attempt): opening \(handshake.redacted(handshake.url.absoluteString))")
             do {
                 let connection = if let counting = transport as? any ActivityCountingTransport, let activity = sink.activity {
                     try await counting.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols, activity: activity)
                 } else if handshake.subprotocols.isEmpty {
                     try await transport.open(url: handshake.url, headers: handshake.headers)
-                } else {
+                } else if handshake.requiresSubprotocol {
                     try await transport.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols)
+                } else {
+                    try await openOffering(handshake, on: transport)
                 }
                 return (connection, token, handshake)
             } catch {
@@ -285,5 +289,15 @@ extension Session {
         finishAllSubscribers(throwing: SessionError(.sessionEnded, "the session was shut down"))
         resumeConnectWaiters(with: .failure(SessionError(.sessionEnded, "the session was shut down")))
         statusBroadcaster.set(.disconnected(.sessionEnded))
+    }
+
+    /// Opens offering the handshake's subprotocols as an offer only: a transport that cannot
+    /// offer subprotocols opens without them (the server then speaks the first version).
+    private static func openOffering(_ handshake: Handshake, on transport: any Transport) async throws -> any TransportConnection {
+        do {
+            return try await transport.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols)
+        } catch let error as TransportError where error.code == .unavailable {
+            return try await transport.open(url: handshake.url, headers: handshake.headers)
+        }
     }
 }

@@ -38,6 +38,8 @@ extension Session {
                 }
             case .ready:
                 authenticated()
+            case .pipelining:
+                pipelineReplay()
             case .subscribed(let subscription, let outcome):
                 if let channel = subscribeRequests[subscription] { wireSubscriptions[subscription] = channel }
                 var sequence: UInt64?

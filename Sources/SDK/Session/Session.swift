@@ -80,6 +80,10 @@ public actor Session {
     var recovery: Recovery?
     var pendingTrigger: RecoveryReport.Trigger = .launch
     var hasEverAuthenticated = false
+    /// The replay went out behind the credentials, before the server answered them.
+    var pipelining = false
+    /// App-defined steps whose turn came while pipelining: they run once authenticated.
+    var heldCustomRuns: [(RecoveryStepID, attempt: Int)] = []
     var outbox: [OutboxEntry] = [] {
         didSet { outboxBroadcaster.set(outbox.count) }
     }

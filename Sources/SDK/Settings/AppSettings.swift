@@ -70,7 +70,7 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     /// The protocol the session speaks, as the core drives it.
     package var wireProtocol: any WireProtocolDescription {
         switch serverProtocol.kind {
-        case .tether: TetherProtocol(codec: codec)
+        case .tether(let handshake): TetherProtocol(codec: codec, handshake: handshake)
         case .adapter(let adapter): adapter
         }
     }

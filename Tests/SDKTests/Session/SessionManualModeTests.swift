@@ -164,7 +164,9 @@ struct SessionManualModeTests {
             texts += await status.history.map { String(describing: $0) }
             texts += secretServer.receivedMessages.map { String(describing: $0) }
             texts += secretServer.receivedMessages.map { String(reflecting: $0) }
-            texts += transport.requestedHeaders.map { String(describing: $0) }
+            // The one place besides `auth` it may go: the Authorization header (version 2).
+            texts += transport.requestedHeaders.map { String(describing: $0.filter { $0.key != "Authorization" }) }
+            #expect(transport.requestedHeaders.allSatisfy { $0["Authorization"] == "Bearer \(secret)" })
             texts += transport.requestedURLs.map(\.absoluteString)
         }
         #expect(texts.count > 6)

@@ -38,8 +38,7 @@ struct URLSessionWebSocketTransportTests {
 struct TransportSubprotocolTests {
     @Test("a transport that cannot offer subprotocols refuses to open with some, and opens without")
     func defaultRefuses() async throws {
-        let server = TestServer()
-        let transport = server.transport()
+        let transport = PlainTransport(base: TestServer().transport())
         let error = await #expect(throws: TransportError.self) {
             try await transport.open(url: URL(string: "ws://127.0.0.1:9/")!, headers: [:], subprotocols: ["graphql-transport-ws"])
         }
@@ -47,5 +46,15 @@ struct TransportSubprotocolTests {
         let connection = try await transport.open(url: URL(string: "ws://127.0.0.1:9/")!, headers: [:], subprotocols: [])
         #expect(connection.subprotocol == nil)
         await connection.close(code: .normal, reason: "")
+    }
+}
+
+/// A transport that implements only `open(url:headers:)`: offering subprotocols falls to the
+/// protocol's default.
+private struct PlainTransport: Transport {
+    let base: InMemoryTransport
+
+    func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        try await base.open(url: url, headers: headers)
     }
 }

@@ -6,7 +6,7 @@
 /// ``RecoveryReport/refetch``, and messages it does not number arrive with `sequence` `nil`.
 public struct ServerProtocol: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
-        case tether
+        case tether(TetherHandshake)
         case adapter(any WireProtocolDescription)
     }
 
@@ -15,8 +15,14 @@ public struct ServerProtocol: Sendable, CustomStringConvertible {
     public let name: String
 
     /// Tether's own protocol (`docs/PROTOCOL.md`), through the settings' codec: sequence
-    /// numbers, resume, exactly-once publishes. The default.
-    public static let tether = ServerProtocol(kind: .tether, name: "tether")
+    /// numbers, resume, exactly-once publishes; resume in the upgrade request, falling back to
+    /// version 1 pipelined (``TetherHandshake/resumeInUpgrade``). The default.
+    public static let tether = ServerProtocol(kind: .tether(.resumeInUpgrade), name: "tether")
+
+    /// Tether's own protocol with the handshake `handshake`.
+    public static func tether(handshake: TetherHandshake) -> ServerProtocol {
+        ServerProtocol(kind: .tether(handshake), name: "tether")
+    }
 
     /// graphql-transport-ws (Apollo Server, Hasura, GraphQL Yoga, Strawberry, graphql-ws): a
     /// subscription is a GraphQL subscription operation (``Topic/graphQL(_:query:variables:)``),

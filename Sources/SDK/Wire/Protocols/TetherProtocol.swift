@@ -1,4 +1,5 @@
 import ConnectionPolicy
+package import Foundation
 
 /// Tether's own protocol (`docs/PROTOCOL.md`) as an adapter: `auth` first, per-channel
 /// sequence numbers so a resubscribe asks `since` the last one delivered (`ok` with `seq` and
@@ -6,14 +7,45 @@ import ConnectionPolicy
 /// answered `pong`, and close codes that say fatal, transient or retry-after.
 package struct TetherProtocol: WireProtocolDescription {
     package var codec: any WireCodec
+    package var handshakeMode: TetherHandshake
 
-    package init(codec: any WireCodec = JSONWireCodec()) {
+    package init(codec: any WireCodec = JSONWireCodec(), handshake: TetherHandshake = .resumeInUpgrade) {
         self.codec = codec
+        self.handshakeMode = handshake
     }
 
     package var subprotocols: [String] { [] }
 
     package func makeConnectionMachine() -> any WireMachine { makeMachine() }
+
+    /// Version 2 (``TetherUpgrade``) offered, when the mode asks for it and the token can be a
+    /// header value: the credentials in `Authorization`, the subscriptions in `Tether-Resume`
+    /// when they fit (``TetherUpgrade/maxResumeHeaderBytes``; otherwise none, and they go in
+    /// frames right after the 101). Version 1 otherwise: the URL as it is, nothing in headers.
+    package func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume]) -> Handshake {
+        guard handshakeMode == .resumeInUpgrade else { return Handshake(url: endpoint) }
+        var headers: [String: String] = [:]
+        if let credentials {
+            guard let authorization = TetherUpgrade.authorization(credentials) else { return Handshake(url: endpoint) }
+            headers[TetherUpgrade.authorizationHeader] = authorization
+        }
+        // Wire ids 1…N answer the carried subscriptions; the machine numbers on from N + 1.
+        var entries: [TetherUpgrade.Entry] = []
+        for (index, resume) in resuming.enumerated() {
+            var since: UInt64?
+            if case .sequence(let sequence)? = resume.position { since = sequence }
+            entries.append(TetherUpgrade.Entry(id: RequestID(index + 1), channel: resume.topic.name, since: since))
+        }
+        let value = TetherUpgrade.encode(entries)
+        if value.utf8.count > TetherUpgrade.maxResumeHeaderBytes { entries = [] }
+        if !entries.isEmpty { headers[TetherUpgrade.resumeHeader] = value }
+        return Handshake(url: endpoint, headers: headers, subprotocols: [TetherUpgrade.subprotocol], requiresSubprotocol: false, carried: entries)
+    }
+
+    package func makeConnectionMachine(continuing state: (any Sendable)?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
+        guard subprotocol == TetherUpgrade.subprotocol else { return makeMachine() }
+        return Machine(codec: codec, pipelines: true, upgraded: handshake.carried)
+    }
 
     package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
 
@@ -21,7 +53,8 @@ package struct TetherProtocol: WireProtocolDescription {
         WireCapabilities(publishAcknowledgement: .always, resumesSubscriptions: true, liveness: .clientPing, canProbe: true, deduplicatesPublishes: true)
     }
 
-    package func makeMachine() -> Machine { Machine(codec: codec) }
+    /// A version-1 machine (`auth` first).
+    package func makeMachine() -> Machine { Machine(codec: codec, pipelines: handshakeMode != .afterAuthentication, upgraded: nil) }
 
     /// What a close from the server means (the table in `docs/PROTOCOL.md`).
     package static func ending(code: CloseCode?, reason: String) -> WireEnding {
@@ -48,6 +81,8 @@ package struct TetherProtocol: WireProtocolDescription {
         private enum Phase: Equatable { case opened, authenticating(RequestID), ready, ended }
         private enum Pending {
             case subscribe(SubscriptionID, resumed: Bool)
+            /// Carried by the upgrade request; the core has not (yet) asked for it.
+            case carried(channel: String)
             case unsubscribe
             case publish(RequestID)
             case ping(RequestID)
@@ -61,16 +96,36 @@ package struct TetherProtocol: WireProtocolDescription {
         private var channels: [String: SubscriptionID] = [:]
         private var subscriptions: [SubscriptionID: String] = [:]
         private var waiting = HeldCommands()
+        /// Requests go out behind `auth` without waiting for its `ok`.
+        private let pipelines: Bool
+        /// The subscriptions the upgrade carried, when the server chose version 2; nil: version 1.
+        private let upgraded: [TetherUpgrade.Entry]?
+        /// Carried subscriptions by channel, until the core asks for them.
+        private var carried: [String: RequestID] = [:]
 
-        init(codec: any WireCodec) {
+        init(codec: any WireCodec, pipelines: Bool, upgraded: [TetherUpgrade.Entry]?) {
             self.codec = codec
+            self.pipelines = pipelines
+            self.upgraded = upgraded
         }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
             guard phase == .opened else { return [] }
+            if let upgraded {
+                // Version 2: the 101 says the server accepted the credentials and is answering
+                // the carried subscriptions; the core's resubscribes claim them by channel.
+                phase = .ready
+                for entry in upgraded {
+                    pending[entry.id] = .carried(channel: entry.channel)
+                    carried[entry.channel] = entry.id
+                    nextWireID = max(nextWireID, entry.id)
+                }
+                return [.ready]
+            }
             let id = makeWireID()
             phase = .authenticating(id)
-            return send(.authenticate(id: id, token: credentials)) ?? []
+            let sent = send(.authenticate(id: id, token: credentials)) ?? []
+            return pipelines ? sent + [.pipelining] : sent
         }
 
         package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
@@ -101,6 +156,10 @@ package struct TetherProtocol: WireProtocolDescription {
                     return [.replied(request, .success(.acknowledged(position: nil, payload: nil)))]
                 case .unsubscribe:
                     return []
+                case .carried(let channel):
+                    // The core dropped it before it asked: the server holds it, so let it go.
+                    carried[channel] = nil
+                    return sendUnsubscribe(channel)
                 }
             case .pong(let id):
                 guard case .ping(let request)? = pending.removeValue(forKey: id) else { return [] }
@@ -123,6 +182,9 @@ package struct TetherProtocol: WireProtocolDescription {
                     return [.replied(request, .failure(failure))]
                 case .unsubscribe:
                     return []
+                case .carried(let channel):
+                    carried[channel] = nil
+                    return []
                 }
             case .message(let message):
                 guard let subscription = channels[message.channel] else { return [] }
@@ -133,12 +195,20 @@ package struct TetherProtocol: WireProtocolDescription {
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
             switch phase {
             case .ended: return []
+            case .authenticating where pipelines: break
             case .opened, .authenticating:
                 waiting.hold(command)
                 return []
             case .ready: break
             }
             switch command {
+            case .subscribe(let subscription, let topic, _) where carried[topic.name] != nil:
+                // Asked for in the upgrade request: its answer is on the way.
+                guard let id = carried.removeValue(forKey: topic.name), case .carried? = pending[id] else { return [] }
+                channels[topic.name] = subscription
+                subscriptions[subscription] = topic.name
+                pending[id] = .subscribe(subscription, resumed: upgraded?.first { $0.id == id }?.since != nil)
+                return []
             case .subscribe(let subscription, let topic, let resume):
                 let id = makeWireID()
                 var since: UInt64?
@@ -150,9 +220,7 @@ package struct TetherProtocol: WireProtocolDescription {
             case .unsubscribe(let subscription):
                 guard let channel = subscriptions[subscription] else { return [] }
                 forget(subscription)
-                let id = makeWireID()
-                pending[id] = .unsubscribe
-                return send(.unsubscribe(id: id, channel: channel)) ?? []
+                return sendUnsubscribe(channel)
             case .publish(let request, let topic, let data, let key):
                 let id = makeWireID()
                 pending[id] = .publish(request)
@@ -178,6 +246,12 @@ package struct TetherProtocol: WireProtocolDescription {
         private mutating func makeWireID() -> RequestID {
             nextWireID += 1
             return nextWireID
+        }
+
+        private mutating func sendUnsubscribe(_ channel: String) -> [WireAction] {
+            let id = makeWireID()
+            pending[id] = .unsubscribe
+            return send(.unsubscribe(id: id, channel: channel)) ?? []
         }
 
         private mutating func forget(_ subscription: SubscriptionID) {

@@ -79,6 +79,17 @@ package struct WireEnding: Hashable, Sendable {
     }
 }
 
+/// A subscription the core will resubscribe on the next socket, and where it resumes.
+package struct WireResume: Hashable, Sendable {
+    package var topic: Topic
+    package var position: StreamPosition?
+
+    package init(topic: Topic, position: StreamPosition?) {
+        self.topic = topic
+        self.position = position
+    }
+}
+
 /// What the core asks of a connection.
 package enum WireCommand: Hashable, Sendable {
     case subscribe(SubscriptionID, Topic, resume: StreamPosition?)
@@ -97,6 +108,10 @@ package enum WireAction: Hashable, Sendable {
     case send(TransportFrame)
     /// The handshake is done: the core may subscribe and publish.
     case ready
+    /// The server takes requests now, ahead of the handshake's answer (it handles a
+    /// connection's frames in order and applies none behind credentials it rejects): the core
+    /// may send its replay and outbox in the same flight. The status waits for ``ready``.
+    case pipelining
     case subscribed(SubscriptionID, SubscribeOutcome)
     case subscriptionFailed(SubscriptionID, WireFailure)
     /// The server ended a subscription (a GraphQL `complete`).
@@ -143,12 +158,23 @@ package struct Handshake: Hashable, Sendable {
     package var subprotocols: [String]
     /// Values that must never be shown: credentials the protocol put in the URL.
     package var secrets: [String]
+    /// Whether the server must choose one of ``subprotocols`` (false: they are an offer, and a
+    /// server that chooses none speaks the protocol's first version).
+    package var requiresSubprotocol: Bool
+    /// The subscriptions the request itself carries (Tether version 2), by the wire id the
+    /// server answers them with.
+    package var carried: [TetherUpgrade.Entry]
 
-    package init(url: URL, headers: [String: String] = [:], subprotocols: [String] = [], secrets: [String] = []) {
+    package init(
+        url: URL, headers: [String: String] = [:], subprotocols: [String] = [], secrets: [String] = [],
+        requiresSubprotocol: Bool = true, carried: [TetherUpgrade.Entry] = []
+    ) {
         self.url = url
         self.headers = headers
         self.subprotocols = subprotocols
         self.secrets = secrets
+        self.requiresSubprotocol = requiresSubprotocol
+        self.carried = carried
     }
 
     /// `text` with every secret replaced by `<redacted>` (also percent-encoded, as a URL holds it).
@@ -185,7 +211,14 @@ package protocol WireProtocolDescription: Sendable {
     /// (default: the URL as it is, offering ``subprotocols``; credentials go in the first
     /// message).
     func handshake(endpoint: URL, credentials: Secret?) -> Handshake
+    /// How an attempt opens its socket when the core would resubscribe `resuming` (in order)
+    /// right after the handshake: a protocol that can carry them in the upgrade request does
+    /// (default: ``handshake(endpoint:credentials:)``).
+    func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume]) -> Handshake
     func makeConnectionMachine() -> any WireMachine
+    /// A machine for a socket opened with `handshake`, on which the server chose `subprotocol`
+    /// (default: ``makeConnectionMachine(continuing:)``).
+    func makeConnectionMachine(continuing state: (any Sendable)?, handshake: Handshake, subprotocol: String?) -> any WireMachine
     /// A machine for the next socket of a session, continuing from `state`: what the previous
     /// socket's machine left in ``WireMachine/sessionState`` (nil for a session's first socket).
     /// Default: a fresh machine, for protocols whose state is all per socket.
@@ -210,6 +243,14 @@ extension WireProtocolDescription {
 
     package func handshake(endpoint: URL, credentials: Secret?) -> Handshake {
         Handshake(url: endpoint, subprotocols: subprotocols)
+    }
+
+    package func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume]) -> Handshake {
+        handshake(endpoint: endpoint, credentials: credentials)
+    }
+
+    package func makeConnectionMachine(continuing state: (any Sendable)?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
+        makeConnectionMachine(continuing: state)
     }
 
     package func ending(httpStatus: Int) -> WireEnding {

@@ -32,6 +32,40 @@ struct TetherProtocolTests {
         #expect(machine.receive(frame(.ack(Ack(id: 1)))) == [.ready])
     }
 
+    @Test("pipelined: requests go out right behind auth, in order; its ok makes it ready, then the replies come")
+    func pipelined() {
+        var machine = TetherProtocol(handshake: .pipelined).makeMachine()
+        let start = machine.start(credentials: Secret("t"))
+        #expect(sent(start) == [.authenticate(id: 1, token: Secret("t"))])
+        #expect(start.last == .pipelining)
+        #expect(sent(machine.perform(.subscribe(7, Topic("room"), resume: .sequence(4)))) == [.subscribe(id: 2, channel: "room", since: 4)])
+        #expect(sent(machine.perform(.publish(9, Topic("room"), "hi", key: "k"))) == [.publish(id: 3, channel: "room", data: "hi", key: "k")])
+        #expect(machine.receive(frame(.ack(Ack(id: 1)))) == [.ready])
+        #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 6)))) == [.subscribed(7, .caughtUp(to: .sequence(6)))])
+        #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 7)))) == [.replied(9, .success(.acknowledged(position: .sequence(7), payload: nil)))])
+    }
+
+    @Test("after authentication: requests wait for auth's ok, then go out in order")
+    func afterAuthentication() {
+        var machine = TetherProtocol(handshake: .afterAuthentication).makeMachine()
+        #expect(machine.start(credentials: Secret("t")).contains(.pipelining) == false)
+        #expect(machine.perform(.subscribe(7, Topic("room"), resume: nil)) == [])
+        let ready = machine.receive(frame(.ack(Ack(id: 1))))
+        #expect(ready.first == .ready)
+        #expect(sent(ready) == [.subscribe(id: 2, channel: "room", since: nil)])
+    }
+
+    @Test("rejected credentials behind pipelined requests: the connection ends, not retried, and no request is answered")
+    func pipelinedRejected() {
+        var machine = TetherProtocol(handshake: .pipelined).makeMachine()
+        _ = machine.start(credentials: Secret("bad"))
+        _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+        _ = machine.perform(.publish(9, Topic("room"), "hi", key: "k"))
+        let actions = machine.receive(frame(.error(ServerError(id: 1, code: "unauthorized", message: "credentials rejected"))))
+        #expect(actions == [.end(WireEnding(DisconnectReason(.credentialsRejected, detail: "credentials rejected"), .doNotRetry))])
+        #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 1)))) == [], "nothing after the end")
+    }
+
     @Test("rejected credentials end the connection, no retry; another auth error is retried")
     func authErrors() {
         var rejected = TetherProtocol().makeMachine()
@@ -129,8 +163,10 @@ struct TetherProtocolTests {
         carry(machine.start(credentials: Secret("t")))
         carry(machine.perform(.subscribe(7, Topic("room"), resume: .sequence(1))))
         carry(machine.perform(.publish(9, Topic("room"), "mine", key: "k")))
+        // `auth` is answered within `start` here, so `ready` comes before `pipelining`.
         #expect(delivered == [
             .ready,
+            .pipelining,
             .subscribed(7, .caughtUp(to: .sequence(2))),
             .delivery(7, "before-2", position: .sequence(2)),
             .replied(9, .success(.acknowledged(position: .sequence(3), payload: nil))),

@@ -1,0 +1,181 @@
+import ConnectionPolicy
+import Foundation
+import SDK
+import SDKTesting
+import Testing
+
+/// How a session recovers on Tether's protocol in fewer round trips: version 1 with the replay
+/// and the outbox pipelined behind `auth`, version 2 with the subscriptions in the upgrade
+/// request — and what rejected credentials do to what was sent behind them.
+@Suite("Session: pipelined authentication and resume in the upgrade", .timeLimit(.minutes(1)))
+struct SessionHandshakeTests {
+    let clock = TestClock()
+    let lifecycle = LifecycleDriver()
+
+    func makeSession(_ server: TestServer, auto: Bool = true, token: String = "test-token") throws -> Session {
+        Session(settings: try .testing(auto: auto, token: token), transport: server.transport(), clock: clock, lifecycle: lifecycle)
+    }
+
+    func waitForOutbox(_ session: Session, _ count: Int) async {
+        for await value in session.outboxCountUpdates where value == count { return }
+    }
+
+    func kind(_ message: ClientMessage) -> String {
+        switch message {
+        case .authenticate: "auth"
+        case .subscribe(_, let channel, let since): "subscribe \(channel) since \(since.map(String.init) ?? "-")"
+        case .publish(_, _, let data, _): "publish \(data)"
+        default: "other"
+        }
+    }
+
+    @Test("version 1: auth, the resubscribes and the outbox go out in one flight; connected only once auth's ok arrives")
+    func oneFlight() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            await lifecycle.background()
+            try await withThrowingTaskGroup(of: UInt64?.self) { group in
+                for n in 1...2 {
+                    group.addTask { try await session.publish(JSONValue(n), to: "room").sequence }
+                    await waitForOutbox(session, n)
+                }
+                for n in 1...3 { try server.publish(JSONValue(n * 10), to: "room") }
+                var reports = session.recoveryReports.makeAsyncIterator()
+                let before = server.receivedMessages.count
+                server.setAnswerDelay(.milliseconds(100), on: clock)
+                await lifecycle.foreground()
+                await clock.settle()
+                // Everything is on the server's side of the wire; nothing has been answered.
+                #expect(server.receivedMessages.dropFirst(before).map(kind) == ["auth", "subscribe room since 0", "publish 1", "publish 2"])
+                #expect(session.status == .connecting)
+                await clock.advance(through: .milliseconds(100))
+                let report = try #require(await reports.next())
+                #expect(report.caughtUp == ["room": 3])
+                #expect(report.outboxFlushed == 2)
+                #expect(report.duration == .milliseconds(100), "one answer delay: the whole recovery is one round trip")
+                var sequences: [UInt64?] = []
+                for try await sequence in group { sequences.append(sequence) }
+                #expect(sequences.sorted { ($0 ?? 0) < ($1 ?? 0) } == [4, 5])
+            }
+            var messages = room.makeAsyncIterator()
+            for expected in [10, 20, 30, 1, 2] { #expect(try await messages.next()?.data == JSONValue(expected)) }
+        }
+    }
+
+    @Test("rejected credentials: everything sent behind auth fails with that cause, nothing is applied, no retry")
+    func rejectedBehindCredentials() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            await lifecycle.background()
+            try await withThrowingTaskGroup(of: SessionError?.self) { group in
+                for n in 1...2 {
+                    group.addTask {
+                        do {
+                            _ = try await session.publish(JSONValue(n), to: "room")
+                            return nil
+                        } catch let error as SessionError {
+                            return error
+                        }
+                    }
+                    await waitForOutbox(session, n)
+                }
+                server.setRejectingCredentials(true)
+                server.setAnswerDelay(.milliseconds(50), on: clock)
+                let before = server.receivedMessages.count
+                await lifecycle.foreground()
+                await clock.settle()
+                #expect(server.receivedMessages.dropFirst(before).map(kind) == ["auth", "subscribe room since 0", "publish 1", "publish 2"], "sent in one flight")
+                await clock.advance(through: .milliseconds(50))
+                for try await error in group {
+                    #expect(error?.code == .rejected)
+                    #expect(error?.reason?.code == .credentialsRejected)
+                }
+            }
+            #expect(server.latestSequence(of: "room") == 0, "nothing behind the rejected auth was applied")
+            try await status.waitFor(.disconnected(DisconnectReason(.credentialsRejected, detail: "credentials rejected")))
+            #expect(await clock.runUntilIdle() == .idle, "no retry")
+            #expect(server.acceptedConnectionCount == 2)
+            withExtendedLifetime(room) {}
+        }
+    }
+
+    @Test("an app-defined recovery step waits for auth's ok; the resubscribes do not")
+    func recoveryStepWaitsForAuthentication() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        let (runs, runSink) = AsyncStream<ConnectionStatus>.makeStream()
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            try await session.addRecoveryStep("sync") { _ in runSink.yield(session.status) }
+            var seen = runs.makeAsyncIterator()
+            #expect(await seen.next() == .connected)
+            await lifecycle.background()
+            server.setAnswerDelay(.milliseconds(100), on: clock)
+            let before = server.receivedMessages.count
+            await lifecycle.foreground()
+            await clock.settle()
+            #expect(server.receivedMessages.dropFirst(before).map(kind) == ["auth", "subscribe room since 0"])
+            await clock.advance(through: .milliseconds(100))
+            #expect(await seen.next() == .connected, "the step ran once connected")
+            withExtendedLifetime(room) {}
+        }
+    }
+
+    @Test("version 2: no auth and no subscribe on the wire; the upgrade carried the token and every since; the catch-up counted")
+    func resumeInUpgrade() async throws {
+        let server = TestServer(speaksVersion2: true)
+        let transport = server.transport()
+        let session = Session(settings: try .testing(auto: true), transport: transport, clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            let news = try await session.subscribe(to: "news")
+            await lifecycle.background()
+            for n in 1...3 { try server.publish(JSONValue(n), to: "room") }
+            var reports = session.recoveryReports.makeAsyncIterator()
+            let before = server.receivedMessages.count
+            server.setAnswerDelay(.milliseconds(100), on: clock)
+            await lifecycle.foreground()
+            await clock.advance(through: .milliseconds(100))
+            let report = try #require(await reports.next())
+            #expect(report.caughtUp == ["room": 3])
+            #expect(report.isComplete)
+            #expect(report.duration == .milliseconds(100), "the answers to the upgrade itself: one round trip")
+            #expect(server.receivedMessages.dropFirst(before).isEmpty, "nothing to send: \(server.receivedMessages.dropFirst(before))")
+            #expect(server.receivedMessages.allSatisfy { if case .authenticate = $0 { false } else { true } })
+            let headers = try #require(transport.requestedHeaders.last)
+            #expect(headers["Authorization"] == "Bearer test-token")
+            #expect(headers["Tether-Resume"] == "1;room;0,2;news;0")
+            #expect(transport.requestedURLs.allSatisfy { !$0.absoluteString.contains("test-token") })
+            var messages = room.makeAsyncIterator()
+            for n in 1...3 { #expect(try await messages.next()?.sequence == UInt64(n)) }
+            withExtendedLifetime(news) {}
+        }
+    }
+
+    @Test("version 2, rejected at the upgrade (401): typed, not retried, the outbox fails with that cause, no socket")
+    func rejectedAtUpgrade() async throws {
+        let server = TestServer(tokens: ["other"], speaksVersion2: true)
+        let transport = server.transport()
+        let session = Session(settings: try .testing(auto: false), transport: transport, clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            let published = Task { try await session.publish("x", to: "room") }
+            await waitForOutbox(session, 1)
+            await #expect(throws: SessionError.self) { try await session.connect() }
+            let error = await #expect(throws: SessionError.self) { try await published.value }
+            #expect(error?.code == .rejected)
+            #expect(error?.reason?.code == .credentialsRejected)
+            #expect(session.status.reason?.code == .credentialsRejected)
+            #expect(transport.requestedURLs.count == 1)
+            #expect(server.acceptedConnectionCount == 0)
+            #expect(server.receivedMessages.isEmpty)
+        }
+    }
+}
