@@ -70,7 +70,11 @@ let package = Package(
         ),
         .executableTarget(name: "conformance", dependencies: ["Conformance"], path: "Examples/ConformanceCLI", swiftSettings: strictSettings),
         .executableTarget(name: "demo", dependencies: ["SDK", "NIOTransport", "ReferenceServer"], path: "Examples/Demo", swiftSettings: strictSettings),
-        .executableTarget(name: "bench", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer"], path: "Examples/Bench", swiftSettings: strictSettings),
+        .executableTarget(
+            name: "bench",
+            dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "PeerServers", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
+            path: "Examples/Bench", swiftSettings: strictSettings
+        ),
         .executableTarget(name: "chaos", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "PeerServers"], path: "Examples/Chaos", swiftSettings: strictSettings),
         .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
 

@@ -5,7 +5,7 @@ import Foundation
 // Each scenario prints its figures and ends with one summary line.
 
 let usage = """
-    usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep]
+    usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME]
            bench throughput [--messages N] [--rounds R]
            bench reaction   [--cycles N]
            bench background [--minutes M]
@@ -30,8 +30,13 @@ do {
         let rtt = option("--rtt-ms", default: 20)
         let runs = option("--runs", default: 5)
         let counts = arguments.contains("--sweep") ? [1, 10, 100, 1000] : [option("--subscriptions", default: 100)]
+        // --fast leaves out the sequential replay (minutes at N = 1000).
+        var modes = arguments.contains("--fast") ? Array(RecoveryBench.Mode.all.dropFirst()) : RecoveryBench.Mode.all
+        if let index = arguments.firstIndex(of: "--mode"), index + 1 < arguments.count {
+            modes = modes.filter { $0.name == arguments[index + 1] }
+        }
         for count in counts {
-            try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs).run()
+            try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs, modes: modes).run()
         }
     case "throughput":
         try await ThroughputBench(messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 3)).run()

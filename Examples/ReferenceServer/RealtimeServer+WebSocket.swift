@@ -81,13 +81,13 @@ extension RealtimeServer {
         for await item in queue {
             await holdWhileFrozen()
             switch item {
-            case .frame(let frame, let at):
+            case .frames(let frames, let at):
                 let delay = state.withLock { state in
-                    state.connections[id]?.queuedBytes -= frame.byteCount
+                    state.connections[id]?.queuedBytes -= frames.reduce(0) { $0 + $1.byteCount }
                     return state.faults.frameDelay
                 }
                 if delay > .zero { try? await Task.sleep(until: at + delay, clock: .continuous) }
-                try await outbound.write(Self.webSocketFrame(frame))
+                try await outbound.write(contentsOf: frames.map(Self.webSocketFrame))
             case .close(let code, let reason):
                 var data = ByteBuffer()
                 data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code.rawValue)))

@@ -36,7 +36,9 @@ public final class RealtimeServer: Sendable {
 
     /// What a connection's writer does, in order.
     enum Outbound: Sendable {
-        case frame(TransportFrame, at: ContinuousClock.Instant)
+        /// Frames the core produced together (a subscribe's `ok` and its catch-up), written with
+        /// one flush.
+        case frames([TransportFrame], at: ContinuousClock.Instant)
         case close(CloseCode, reason: String)
     }
 
@@ -177,12 +179,20 @@ public final class RealtimeServer: Sendable {
     /// closed (4008) rather than queued for without bound.
     static func dispatch(_ outputs: [ServerCore.Output], in state: inout State, limits: ServerLimits) {
         let now = ContinuousClock.now
+        // Consecutive frames for one connection go to its writer as one batch.
+        var batch: (id: ServerCore.ConnectionID, frames: [TransportFrame])?
+        func flushBatch() {
+            guard let pending = batch else { return }
+            batch = nil
+            state.connections[pending.id]?.outbound.yield(.frames(pending.frames, at: now))
+        }
         for output in outputs {
             switch output {
             case .send(let id, let frame):
                 guard var connection = state.connections[id], !connection.isClosing else { continue }
                 let size = frame.byteCount
                 guard connection.queuedBytes + size <= limits.maxQueuedBytes else {
+                    flushBatch()
                     state.slowConsumerCloses += 1
                     closeSlowConsumer(id, in: &state)
                     continue
@@ -190,11 +200,14 @@ public final class RealtimeServer: Sendable {
                 connection.queuedBytes += size
                 state.peakQueuedBytes = max(state.peakQueuedBytes, connection.queuedBytes)
                 state.connections[id] = connection
-                connection.outbound.yield(.frame(frame, at: now))
+                if batch?.id != id { flushBatch() }
+                batch = (id, (batch?.frames ?? []) + [frame])
             case .close(let id, let code, let reason):
+                flushBatch()
                 close(id, code: code, reason: reason, in: &state)
             }
         }
+        flushBatch()
     }
 
     /// An orderly close: the close frame follows what is queued; the socket goes at the latest

@@ -26,18 +26,37 @@ struct ReplayPlan: Sendable {
     }
 
     private(set) var order: [RecoveryStepID]
+    /// Every change goes through ``set(_:_:)``, which keeps the counts.
     private(set) var states: [RecoveryStepID: StepState] = [:]
+    /// Steps waiting and steps settled, so that an event in a replay of hundreds of steps does
+    /// not scan them all when nothing waits.
+    private var waitingCount = 0
+    private var settledCount = 0
     private let prerequisites: [RecoveryStepID: [RecoveryStepID]]
     let mode: ReplayMode
     let attemptLimit: Int
     private(set) var isFinished = false
 
     init(steps: [Step], mode: ReplayMode, attemptLimit: Int) {
-        self.order = steps.map(\.id)
+        var seen: Set<RecoveryStepID> = []
+        self.order = steps.map(\.id).filter { seen.insert($0).inserted }
         self.prerequisites = Dictionary(steps.map { ($0.id, $0.prerequisites) }, uniquingKeysWith: { first, _ in first })
         self.mode = mode
         self.attemptLimit = max(attemptLimit, 1)
-        for step in steps { states[step.id] = .waiting }
+        for step in steps where states[step.id] == nil { set(step.id, .waiting) }
+    }
+
+    private mutating func set(_ id: RecoveryStepID, _ state: StepState?) {
+        func count(_ state: StepState?, _ delta: Int) {
+            switch state {
+            case .waiting?: waitingCount += delta
+            case .succeeded?, .failed?: settledCount += delta
+            case .running?, nil: break
+            }
+        }
+        count(states[id], -1)
+        count(state, 1)
+        states[id] = state
     }
 
     func state(of id: RecoveryStepID) -> StepState? { states[id] }
@@ -58,24 +77,24 @@ struct ReplayPlan: Sendable {
 
     mutating func succeeded(_ id: RecoveryStepID) -> [Action] {
         guard case .running(let attempt) = states[id] else { return [] }
-        states[id] = .succeeded(attempts: attempt)
+        set(id, .succeeded(attempts: attempt))
         return advance()
     }
 
     mutating func failed(_ id: RecoveryStepID, reason: String) -> [Action] {
         guard case .running(let attempt) = states[id] else { return [] }
         if attempt < attemptLimit {
-            states[id] = .running(attempt: attempt + 1)
+            set(id, .running(attempt: attempt + 1))
             return [.perform(id, attempt: attempt + 1)]
         }
-        states[id] = .failed(reason: reason, attempts: attempt)
+        set(id, .failed(reason: reason, attempts: attempt))
         return [.failed(id, reason: reason)] + advance()
     }
 
     /// The app dropped the step (unsubscribed) during the replay: it no longer counts.
     mutating func remove(_ id: RecoveryStepID) -> [Action] {
         guard states[id] != nil else { return [] }
-        states[id] = nil
+        set(id, nil)
         order.removeAll { $0 == id }
         return advance()
     }
@@ -88,6 +107,13 @@ struct ReplayPlan: Sendable {
     private mutating func advance() -> [Action] {
         guard !isFinished else { return [] }
         var actions: [Action] = []
+        guard waitingCount > 0 else {
+            if settledCount == order.count {
+                isFinished = true
+                actions.append(.finished)
+            }
+            return actions
+        }
         // A step whose prerequisite failed (or is unknown) fails too, transitively.
         var changed = true
         while changed {
@@ -97,7 +123,7 @@ struct ReplayPlan: Sendable {
                     switch prerequisiteState(prerequisite) {
                     case .failed, nil:
                         let reason = "prerequisite \(prerequisite) failed"
-                        states[id] = .failed(reason: reason, attempts: 0)
+                        set(id, .failed(reason: reason, attempts: 0))
                         actions.append(.failed(id, reason: reason))
                         changed = true
                     default:
@@ -114,17 +140,11 @@ struct ReplayPlan: Sendable {
                 if case .succeeded = prerequisiteState($0) { true } else { false }
             }
             guard ready else { continue }
-            states[id] = .running(attempt: 1)
+            set(id, .running(attempt: 1))
             actions.append(.perform(id, attempt: 1))
             running += 1
         }
-        let settled = order.allSatisfy {
-            switch states[$0] {
-            case .succeeded, .failed: true
-            default: false
-            }
-        }
-        if settled {
+        if settledCount == order.count {
             isFinished = true
             actions.append(.finished)
         }

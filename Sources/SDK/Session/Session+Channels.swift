@@ -55,9 +55,9 @@ extension Session {
         }
         if channels[channel] == nil { journal.append(.subscription(channel)) }
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = continuation
-        mirrorChannels()
+        mirrorChannel(channel)
         let subscription = Subscription(channel: channel, stream: stream)
-        guard case .open = link, channels[channel]?.isActive == false else { return subscription }
+        guard acceptsRequests, channels[channel]?.isActive == false else { return subscription }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             // Waiting before sending: a protocol may answer at once (graphql-transport-ws has
             // no subscribe acknowledgement).
@@ -69,7 +69,7 @@ extension Session {
 
     /// Ends every subscription to `channel` and tells the server.
     public func unsubscribe(from channel: String) {
-        defer { mirrorChannels() }
+        defer { mirrorChannel(channel) }
         guard !hasEnded else { return }
         ensureStarted()
         guard let state = channels.removeValue(forKey: channel) else { return }
@@ -83,6 +83,13 @@ extension Session {
     /// without `await`).
     public nonisolated var subscribedChannels: [String: UInt64?] { diagnostics.current.channels }
 
+    /// Brings ``subscribedChannels`` up to date for one channel (not a copy of them all: a
+    /// replay acknowledges every channel in turn).
+    func mirrorChannel(_ channel: String) {
+        let state = channels[channel].map { Optional.some($0.lastSequence) } ?? nil
+        diagnostics.update { $0.channels[channel] = state }
+    }
+
     /// Brings ``subscribedChannels`` up to date after the set of channels changed.
     func mirrorChannels() {
         let snapshot = channels.mapValues(\.lastSequence)
@@ -95,14 +102,14 @@ extension Session {
         let id = makeRequestID()
         channels[channel]?.subscribeRequest = id
         subscribeRequests[id] = channel
-        arm(.request(id), after: settings.requestTimeout)
+        armRequestTimeout(id, after: settings.requestTimeout)
         let state = channels[channel]
         perform(.subscribe(id, Topic(channel, options: state?.options), resume: state?.lastSequence.map(StreamPosition.sequence)))
     }
 
     /// The connection is gone: no channel is active on the server any more.
     func markChannelsUnsubscribed() {
-        for id in subscribeRequests.keys { cancelTimer(.request(id)) }
+        for id in subscribeRequests.keys { cancelRequestTimeout(id) }
         subscribeRequests = [:]
         for channel in channels.keys {
             channels[channel]?.isActive = false
@@ -112,9 +119,9 @@ extension Session {
 
     /// `resumeUnsupported`: the protocol said it could not resume this subscription.
     func subscribeAcknowledged(_ ack: Ack, resumeUnsupported: Bool = false) -> Bool {
-        defer { mirrorChannels() }
         guard let channel = subscribeRequests.removeValue(forKey: ack.id) else { return false }
-        cancelTimer(.request(ack.id))
+        defer { mirrorChannel(channel) }
+        cancelRequestTimeout(ack.id)
         guard var state = channels[channel] else { return true }
         let lastSequenceBefore = state.lastSequence
         // A resubscribe on a protocol that cannot resume: what was missed is unknown.
@@ -140,7 +147,7 @@ extension Session {
     /// learns why, and the session lets the channel go.
     func subscribeRejected(_ id: RequestID, _ error: SessionError) -> Bool {
         guard let channel = subscribeRequests.removeValue(forKey: id) else { return false }
-        cancelTimer(.request(id))
+        cancelRequestTimeout(id)
         channels[channel]?.subscribeRequest = nil
         if isReplaying(.subscription(channel)) {
             // A replayed step: the replay retries it, or gives up on it, step by step.
@@ -154,7 +161,7 @@ extension Session {
     /// Lets `channel` go: its subscribers and waiters learn why. A step the replay gave up on
     /// stays in the replay (its report shows the failure).
     func dropChannel(_ channel: String, _ error: SessionError, keepInReplay: Bool = false) {
-        defer { mirrorChannels() }
+        defer { mirrorChannel(channel) }
         guard let state = channels.removeValue(forKey: channel) else { return }
         forgetInJournal(channel, keepInReplay: keepInReplay)
         for continuation in state.subscribers.values { continuation.finish(throwing: error) }
@@ -191,7 +198,7 @@ extension Session {
     }
 
     func removeSubscriber(_ subscriber: UInt64, from channel: String) {
-        defer { mirrorChannels() }
+        defer { mirrorChannel(channel) }
         guard var state = channels[channel], state.subscribers.removeValue(forKey: subscriber) != nil else { return }
         if state.subscribers.isEmpty {
             channels[channel] = nil
@@ -206,9 +213,9 @@ extension Session {
         let subscription = wireSubscription(of: channel, in: state)
         if let id = state.subscribeRequest {
             subscribeRequests[id] = nil
-            cancelTimer(.request(id))
+            cancelRequestTimeout(id)
         }
-        guard case .open = link, state.isActive || state.subscribeRequest != nil, let subscription else { return }
+        guard acceptsRequests, state.isActive || state.subscribeRequest != nil, let subscription else { return }
         wireSubscriptions[subscription] = nil
         // The answer is not awaited.
         perform(.unsubscribe(subscription))

@@ -36,7 +36,8 @@ extension Session {
     enum TimerKey: Hashable, Sendable {
         case policy(TimerID)
         case connectTimeout
-        case request(RequestID)
+        /// The earliest of the pending requests' deadlines (one timer for them all).
+        case requests
         case recoveryStep(RecoveryStepID)
         case outboxDeadline
         case refreshDeadline
@@ -49,7 +50,7 @@ extension Session {
             switch self {
             case .policy(let id): .policy(id)
             case .connectTimeout: .connectTimeout
-            case .request: .request
+            case .requests: .request
             case .recoveryStep: .recoveryStep
             case .outboxDeadline: .outbox
             case .refreshDeadline: .refresh

@@ -229,8 +229,8 @@ extension Session {
             perform(control.timerFired(.policy(id)))
         case .connectTimeout:
             perform(control.timerFired(.connectTimeout))
-        case .request(let id):
-            failRequest(id, SessionError(.timedOut, "no reply within \(settings.requestTimeout)"))
+        case .requests:
+            requestTimeoutsFired()
         case .recoveryStep(let id):
             customStepTimedOut(id)
         case .outboxDeadline:

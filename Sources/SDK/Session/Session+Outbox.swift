@@ -55,7 +55,7 @@ extension Session {
             throw SessionError(.encodingFailed, error.description)
         }
         let sendsNow: Bool
-        if case .open = link, outbox.isEmpty || Self.recoveryStepOwner == ObjectIdentifier(self) {
+        if acceptsRequests, outbox.isEmpty || Self.recoveryStepOwner == ObjectIdentifier(self) {
             sendsNow = true
         } else {
             sendsNow = false
@@ -74,7 +74,7 @@ extension Session {
                     key: key, channel: channel, data: data, publishKey: publishKey,
                     deadline: clock.deadline(after: settings.outboxTimeout), waiter: waiter
                 )
-                if sendsNow, case .open = link {
+                if sendsNow, acceptsRequests {
                     sendPublish(entry)
                 } else {
                     outbox.append(entry)
@@ -104,7 +104,7 @@ extension Session {
         entry.wasSent = true
         let id = makeRequestID()
         requests[id] = PendingRequest(waiter: entry.waiter, publish: entry)
-        arm(.request(id), after: settings.requestTimeout)
+        armRequestTimeout(id, after: settings.requestTimeout)
         perform(.publish(id, Topic(entry.channel), entry.data, key: entry.publishKey))
         return id
     }

@@ -129,6 +129,8 @@ extension Session {
     /// Feeds the replay an event and carries out what it says.
     func replayEvent(_ event: (inout ReplayPlan) -> [ReplayPlan.Action]) {
         guard var plan = recovery?.plan else { return }
+        // Held only here while it changes (a copy left behind would be copied on every event).
+        recovery?.plan = nil
         let actions = event(&plan)
         recovery?.plan = plan
         performReplay(actions)

@@ -33,7 +33,7 @@ extension Session {
         let id = makeRequestID()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PublishReceipt, any Error>) in
             requests[id] = PendingRequest(waiter: continuation, kind: kind)
-            if canProbe { arm(.request(id), after: settings.requestTimeout) }
+            if canProbe { armRequestTimeout(id, after: settings.requestTimeout) }
             perform(.ping(id))
         }
     }
@@ -44,7 +44,7 @@ extension Session {
 
     func resolveRequest(_ id: RequestID, with result: Result<PublishReceipt, any Error>) -> Bool {
         guard let pending = requests.removeValue(forKey: id) else { return false }
-        cancelTimer(.request(id))
+        cancelRequestTimeout(id)
         pending.waiter?.resume(with: result)
         outboxRequestSettled(id)
         switch (pending.kind, result) {
@@ -76,7 +76,7 @@ extension Session {
         var requeued: [OutboxEntry] = []
         let mayResend = requeuePublishes && settings.wireProtocol.capabilities.deduplicatesPublishes
         for (id, request) in pending {
-            cancelTimer(.request(id))
+            cancelRequestTimeout(id)
             if mayResend, let entry = request.publish {
                 requeued.append(entry)
             } else if requeuePublishes, request.publish != nil {
@@ -123,7 +123,7 @@ extension Session {
         cancelTimer(.heartbeat)
         for (id, request) in requests where request.kind == .heartbeat {
             requests[id] = nil
-            cancelTimer(.request(id))
+            cancelRequestTimeout(id)
         }
     }
 
@@ -131,7 +131,50 @@ extension Session {
         guard case .open = link else { return }
         let id = makeRequestID()
         requests[id] = PendingRequest(waiter: nil, kind: .heartbeat)
-        if let timeout { arm(.request(id), after: timeout) }
+        if let timeout { armRequestTimeout(id, after: timeout) }
         perform(.ping(id))
+    }
+
+    // MARK: Request timeouts
+
+    /// Fails request `id` if no reply comes within `timeout`.
+    func armRequestTimeout(_ id: RequestID, after timeout: Duration) {
+        let deadline = clock.deadline(after: timeout)
+        requestDeadlines[id] = (deadline, timeout)
+        if let armed = requestTimerDeadline, clock.remaining(until: armed) <= timeout { return }
+        requestTimerDeadline = deadline
+        arm(.requests, after: timeout)
+    }
+
+    /// Request `id` was answered (or is gone): its deadline no longer counts.
+    func cancelRequestTimeout(_ id: RequestID) {
+        guard requestDeadlines.removeValue(forKey: id) != nil, requestDeadlines.isEmpty else { return }
+        requestTimerDeadline = nil
+        cancelTimer(.requests)
+    }
+
+    /// The request timer fired: fail every request whose deadline passed, and re-arm for the
+    /// earliest that remains.
+    func requestTimeoutsFired() {
+        requestTimerDeadline = nil
+        var expired: [(id: RequestID, timeout: Duration, remaining: Duration)] = []
+        var earliest: (deadline: SessionClock.Instant, remaining: Duration)?
+        for (id, entry) in requestDeadlines {
+            let remaining = clock.remaining(until: entry.deadline)
+            if remaining <= .zero {
+                expired.append((id, entry.timeout, remaining))
+            } else if earliest.map({ remaining < $0.remaining }) ?? true {
+                earliest = (entry.deadline, remaining)
+            }
+        }
+        for entry in expired { requestDeadlines[entry.id] = nil }
+        if let earliest {
+            requestTimerDeadline = earliest.deadline
+            arm(.requests, after: earliest.remaining)
+        }
+        // Oldest first, as one timer per request would have fired them.
+        for entry in expired.sorted(by: { ($0.remaining, $0.id) < ($1.remaining, $1.id) }) {
+            failRequest(entry.id, SessionError(.timedOut, "no reply within \(entry.timeout)"))
+        }
     }
 }

@@ -1,28 +1,33 @@
 import ConnectionPolicy
 
 extension Session {
+    /// Runs `body` on the current connection's protocol machine, held only by it meanwhile: a
+    /// copy left in ``machine`` would make every mutation copy the machine's tables (a replay
+    /// of a thousand subscriptions would copy them a thousand times).
+    private func withMachine(_ body: (inout any WireMachine) -> [WireAction]) -> [WireAction]? {
+        guard var current = machine else { return nil }
+        machine = nil
+        let actions = body(&current)
+        machine = current
+        return actions
+    }
+
     /// Hands a command to the current connection's protocol machine and carries out what it
     /// answers.
     func perform(_ command: WireCommand) {
-        guard var current = machine else { return }
-        let actions = current.perform(command)
-        machine = current
+        guard let actions = withMachine({ $0.perform(command) }) else { return }
         carry(actions)
     }
 
     /// A frame arrived on the current connection.
     func received(_ frame: TransportFrame) {
-        guard var current = machine else { return }
-        let actions = current.receive(frame)
-        machine = current
+        guard let actions = withMachine({ $0.receive(frame) }) else { return }
         carry(actions)
     }
 
     /// A protocol timer fired.
     func wireTimerFired(_ name: String) {
-        guard var current = machine else { return }
-        let actions = current.timerFired(WireTimer(name))
-        machine = current
+        guard let actions = withMachine({ $0.timerFired(WireTimer(name)) }) else { return }
         carry(actions)
     }
 

@@ -80,6 +80,11 @@ public actor Session {
     var recovery: Recovery?
     var pendingTrigger: RecoveryReport.Trigger = .launch
     var hasEverAuthenticated = false
+    /// Every pending request's deadline and timeout: one timer (`TimerKey.requests`) is armed
+    /// for the earliest, not one per request (a replay sends hundreds at once).
+    var requestDeadlines: [RequestID: (deadline: SessionClock.Instant, timeout: Duration)] = [:]
+    /// When the request timer is armed to fire.
+    var requestTimerDeadline: SessionClock.Instant?
     /// The replay went out behind the credentials, before the server answered them.
     var pipelining = false
     /// App-defined steps whose turn came while pipelining: they run once authenticated.

@@ -105,6 +105,25 @@ struct SessionHandshakeTests {
         }
     }
 
+    @Test("a subscribe made while the replay is pipelined behind auth goes out on that connection")
+    func subscribeWhilePipelining() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        server.setAnswerDelay(.milliseconds(100), on: clock)
+        try await withRunningSession(session) { _ in
+            await clock.settle()
+            #expect(session.status == .connecting)
+            let subscribing = Task { try await session.subscribe(to: "late") }
+            await server.waitForReceivedMessages(2)
+            #expect(server.receivedMessages.map(kind) == ["auth", "subscribe late since -"])
+            await clock.advance(through: .milliseconds(100))
+            let late = try await subscribing.value
+            try server.publish("hi", to: "late")
+            var messages = late.makeAsyncIterator()
+            #expect(try await messages.next()?.data == "hi")
+        }
+    }
+
     @Test("an app-defined recovery step waits for auth's ok; the resubscribes do not")
     func recoveryStepWaitsForAuthentication() async throws {
         let server = TestServer()
