@@ -29,25 +29,21 @@ struct RecoveryBench {
     let modes: [Mode]
 
     func run() async throws {
-        let server = RealtimeServer(RealtimeServer.Configuration(tokens: ["bench"]))
-        try await server.withRunning { serverPort in
-            try await DelayProxy.withRunning(delay: rtt, upstreamPort: serverPort) { proxyPort in let port = rtt == .zero ? serverPort : proxyPort
-                var medians: [String: Duration] = [:]
-                for mode in modes {
-                    medians[mode.name] = try await measure(mode, port: port, server: server)
-                }
-                let figures = modes.map { mode -> String in
-                    let median = medians[mode.name] ?? .zero
-                    let rounds = median.milliseconds / rtt.milliseconds
-                    return "\(mode.name)_ms=\(median.milliseconds.formatted(1)) \(mode.name)_rtt=\(rounds.formatted(2))"
-                }
-                print("recovery: subscriptions=\(subscriptions) rtt_ms=\(rtt.milliseconds.formatted(0)) " + figures.joined(separator: " "))
+        try await BenchServerSet.withServer(rtt: rtt, retention: 1000) { server, port in
+            var medians: [String: Duration] = [:]
+            for mode in modes {
+                medians[mode.name] = try await measure(mode, port: port, server: server)
             }
+            let figures = modes.map { mode -> String in
+                let median = medians[mode.name] ?? .zero
+                return "\(mode.name)_ms=\(median.milliseconds.formatted(1)) \(mode.name)_rtt=\((median.milliseconds / rtt.milliseconds).formatted(2))"
+            }
+            print("recovery: subscriptions=\(subscriptions) rtt_ms=\(rtt.milliseconds.formatted(0)) " + figures.joined(separator: " "))
         }
     }
 
     /// The median of `runs` recoveries, as the recovery report measured them.
-    private func measure(_ mode: Mode, port: Int, server: RealtimeServer) async throws -> Duration {
+    private func measure(_ mode: Mode, port: Int, server: any BenchServer) async throws -> Duration {
         let settings = try AppSettings.Builder()
             .serverURL("ws://127.0.0.1:\(port)/")
             .token("bench")
@@ -67,12 +63,12 @@ struct RecoveryBench {
             _ = await reports.next()  // the launch's recovery
             for run in 0..<runs {
                 await lifecycle.send(.background)
-                await server.waitForOpenConnections(0)
+                try await server.waitForNoConnections()
                 // Away for ten round trips, as an app is away for seconds: the old socket's close
                 // handshake (its answers delayed like every other byte) is over before the return.
                 try await Task.sleep(for: rtt * 10)
                 // Something to catch up on every channel, published while the app is away.
-                for index in 0..<subscriptions { try server.publish(JSONValue(run), to: "channel-\(index)") }
+                try await server.publish(toEach: "channel-", count: subscriptions, text: "\(run)")
                 await lifecycle.send(.active)
                 guard let report = await reports.next() else { throw SessionError(.sessionEnded, "no recovery report") }
                 guard report.isComplete, report.caughtUp.values.reduce(0, +) == subscriptions else {

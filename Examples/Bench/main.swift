@@ -7,6 +7,7 @@ import Foundation
 let usage = """
     usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME]
            bench throughput [--messages N] [--rounds R]
+           bench proxy      --upstream-port P [--delay-ms MS] [--port-file F]
            bench reaction   [--cycles N]
            bench background [--minutes M]
            bench soak       [--cycles N]
@@ -37,6 +38,15 @@ do {
         }
         for count in counts {
             try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs, modes: modes).run()
+        }
+    case "proxy":
+        // The delay proxy as a process of its own (the benchmarks start it): serves until killed.
+        let upstream = option("--upstream-port", default: 0)
+        let delay = Duration.milliseconds(option("--delay-ms", default: 20))
+        let portFile = arguments.firstIndex(of: "--port-file").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+        try await DelayProxy.withRunning(delay: delay, upstreamPort: upstream) { port in
+            if let portFile { try String(port).write(toFile: portFile, atomically: true, encoding: .utf8) }
+            while true { try await Task.sleep(for: .seconds(3600)) }
         }
     case "throughput":
         try await ThroughputBench(messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 3)).run()

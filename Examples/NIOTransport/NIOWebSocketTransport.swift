@@ -166,16 +166,28 @@ public final class NIOWebSocketConnection: TransportConnection {
     }
 
     public func send(_ frame: TransportFrame) async throws {
+        try await send(contentsOf: [frame])
+    }
+
+    /// Writes the frames and flushes once; returns when the last is written.
+    public func send(contentsOf frames: [TransportFrame]) async throws {
         guard !closeSent.withLock({ $0 }), channel.isActive else { throw TransportError(.notConnected, "the WebSocket is closed") }
-        let wsFrame: WebSocketFrame
-        switch frame {
-        case .text(let text):
-            wsFrame = WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: ByteBuffer(string: text))
-        case .binary(let bytes):
-            wsFrame = WebSocketFrame(fin: true, opcode: .binary, maskKey: masked ? .random() : nil, data: ByteBuffer(bytes: bytes))
+        guard !frames.isEmpty else { return }
+        let wsFrames = frames.map { frame in
+            switch frame {
+            case .text(let text):
+                WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: ByteBuffer(string: text))
+            case .binary(let bytes):
+                WebSocketFrame(fin: true, opcode: .binary, maskKey: masked ? .random() : nil, data: ByteBuffer(bytes: bytes))
+            }
+        }
+        let channel = self.channel
+        let written = channel.eventLoop.flatSubmit {
+            for frame in wsFrames.dropLast() { channel.write(frame, promise: nil) }
+            return channel.writeAndFlush(wsFrames[wsFrames.count - 1])
         }
         do {
-            try await channel.writeAndFlush(wsFrame).get()
+            try await written.get()
         } catch {
             throw TransportError(.notConnected, "send failed: \(error)")
         }

@@ -12,7 +12,8 @@ let usage = """
                            [--upgrade-timeout-ms 10000] [--auth-timeout-ms 10000] [--idle-timeout-ms 120000]
                            [--max-queued-bytes 8388608] [--dedupe-window-ms 120000] [--port-file F]
     Faults can be changed while it runs: GET /admin/{status,drop,close?code=N[&reason=R|&retry-after-ms=N],
-    refuse?on=1,freeze?on=1,reject?on=1,delay?ms=N,publish?channel=C&text=T,reset} on the same port.
+    refuse?on=1,freeze?on=1,reject?on=1,delay?ms=N,publish?channel=C&text=T[&count=N|&each=N][&json=1],reset}
+    on the same port.
     --port 0 picks a free port; --port-file F writes the port to F once the server listens.
     """
 

@@ -87,9 +87,19 @@ extension RealtimeServer {
             setFaults(ServerFaults())
             return (.ok, "faults cleared\n")
         case "/admin/publish":
+            // count=N publishes N messages to the channel; each=N publishes one to each of the
+            // channels NAME0 … NAME(N-1) (benchmarks drive a server in its own process with it).
             guard let channel = query["channel"], !channel.isEmpty else { return (.badRequest, "publish needs channel=NAME\n") }
+            let count = query["count"].flatMap(Int.init) ?? 1
+            let each = query["each"].flatMap(Int.init)
+            let data: JSONValue = query["json"] != nil ? ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42] : .string(query["text"] ?? "")
             do {
-                let sequence = try publish(.string(query["text"] ?? ""), to: channel)
+                var sequence: UInt64 = 0
+                if let each {
+                    for index in 0..<max(each, 0) { sequence = try publish(data, to: channel + String(index)) }
+                } else {
+                    for _ in 0..<max(count, 0) { sequence = try publish(data, to: channel) }
+                }
                 return (.ok, "published \(channel)#\(sequence)\n")
             } catch {
                 return (.badRequest, "not published: \(error)\n")

@@ -80,7 +80,8 @@ extension Session {
 
     /// What the writer of a connection does, in order.
     enum Outbound: Sendable {
-        case frame(TransportFrame)
+        /// Frames one turn of the session produced, written together.
+        case frames([TransportFrame])
         case close(CloseCode, reason: String)
     }
 }

@@ -64,6 +64,7 @@ extension Session {
         case .opening(let attempt):
             attempt.cancel.fire()
         case .authenticating(let attempt, let wire), .open(let attempt, let wire, _):
+            flushFrames()
             attempt.cancel.fire()
             wire.outbound.yield(.close(code, reason: reason))
             wire.outbound.finish()

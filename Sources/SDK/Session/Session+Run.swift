@@ -258,10 +258,10 @@ extension Session {
             // Each item was one unit of work from when it was queued until it is written.
             defer { activity?.end() }
             switch item {
-            case .frame(let frame):
+            case .frames(let batch):
                 guard !failed else { continue }
                 do {
-                    try await connection.send(frame)
+                    if batch.count == 1 { try await connection.send(batch[0]) } else { try await connection.send(contentsOf: batch) }
                 } catch {
                     failed = true
                     sink.yield(.sendFailed(attempt: attempt, error: error))

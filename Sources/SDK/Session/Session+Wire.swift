@@ -34,11 +34,18 @@ extension Session {
     /// Carries out a machine's actions, in order. The machine knows the protocol; the session
     /// knows requests, subscriptions, recovery and the policy.
     func carry(_ actions: [WireAction]) {
+        // Frames wait until the outermost `carry` returns, and go to the writer together: a
+        // replay's resubscribes and the outbox behind them leave in one write.
+        carryDepth += 1
+        defer {
+            carryDepth -= 1
+            if carryDepth == 0 { flushFrames() }
+        }
         for action in actions {
             switch action {
             case .send(let frame):
                 switch link {
-                case .authenticating(_, let wire), .open(_, let wire, _): wire.outbound.yield(.frame(frame))
+                case .authenticating, .open: pendingFrames.append(frame)
                 case .idle, .opening: break
                 }
             case .ready:
@@ -81,9 +88,21 @@ extension Session {
             case .cancel(let timer):
                 cancelTimer(.wire(timer.name))
             case .end(let ending):
+                flushFrames()
                 connectionEnded(reason: ending.reason, disposition: ending.disposition, closeCode: ending.closeCode)
                 return
             }
+        }
+    }
+
+    /// Hands the frames carried so far to the writer, as one batch.
+    func flushFrames() {
+        guard !pendingFrames.isEmpty else { return }
+        let frames = pendingFrames
+        pendingFrames = []
+        switch link {
+        case .authenticating(_, let wire), .open(_, let wire, _): wire.outbound.yield(.frames(frames))
+        case .idle, .opening: break
         }
     }
 

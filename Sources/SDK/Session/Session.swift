@@ -85,6 +85,10 @@ public actor Session {
     var requestDeadlines: [RequestID: (deadline: SessionClock.Instant, timeout: Duration)] = [:]
     /// When the request timer is armed to fire.
     var requestTimerDeadline: SessionClock.Instant?
+    /// Frames the protocol machine produced in the current turn, not yet handed to the writer.
+    var pendingFrames: [TransportFrame] = []
+    /// How deep `carry` is nested: frames go to the writer when the outermost one returns.
+    var carryDepth = 0
     /// The replay went out behind the credentials, before the server answered them.
     var pipelining = false
     /// App-defined steps whose turn came while pipelining: they run once authenticated.

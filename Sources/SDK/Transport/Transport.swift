@@ -51,6 +51,9 @@ public protocol TransportConnection: Sendable {
     var events: AsyncStream<TransportEvent> { get }
     /// Sends one frame. Throws ``TransportError`` once the connection is closed.
     func send(_ frame: TransportFrame) async throws
+    /// Sends frames in order, as one write where the transport can (a replay of a hundred
+    /// subscriptions goes out in one flight). Default: one ``send(_:)`` after another.
+    func send(contentsOf frames: [TransportFrame]) async throws
     /// Sends a close frame and releases the connection. Safe to call more than once.
     func close(code: CloseCode, reason: String) async
     /// The subprotocol the server chose (`nil`: none).
@@ -59,6 +62,10 @@ public protocol TransportConnection: Sendable {
 
 extension TransportConnection {
     public var subprotocol: String? { nil }
+
+    public func send(contentsOf frames: [TransportFrame]) async throws {
+        for frame in frames { try await send(frame) }
+    }
 }
 
 /// Why a transport could not open or use a connection.
