@@ -75,6 +75,9 @@ let package = Package(
             dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "PeerServers", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio")],
             path: "Examples/Bench", swiftSettings: strictSettings
         ),
+        // Synchronous on purpose: valgrind (3.19 and 3.24) cannot run a program that starts Swift
+        // concurrency's thread pool on this machine, so the per-message paths it counts run here.
+        .executableTarget(name: "bench-instructions", dependencies: ["SDK", "SDKTesting"], path: "Examples/BenchInstructions", swiftSettings: strictSettings),
         .executableTarget(name: "chaos", dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "PeerServers"], path: "Examples/Chaos", swiftSettings: strictSettings),
         .executableTarget(name: "realtime-server", dependencies: ["ReferenceServer"], path: "Examples/RealtimeServerCLI", swiftSettings: strictSettings),
 

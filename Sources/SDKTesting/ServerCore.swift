@@ -55,7 +55,20 @@ public struct ServerCore: Sendable {
 
     private struct Channel {
         var latest: UInt64 = 0
-        var retained: [Retained] = []
+        /// The kept messages are `retainedStorage[retainedHead...]`: dropping the oldest moves an
+        /// index, not the whole buffer (compacted once half of it is dropped).
+        var retainedStorage: [Retained] = []
+        var retainedHead = 0
+        var retained: ArraySlice<Retained> { retainedStorage[retainedHead...] }
+
+        mutating func retain(_ message: Retained, limit: Int) {
+            retainedStorage.append(message)
+            if retainedStorage.count - retainedHead > limit { retainedHead = retainedStorage.count - limit }
+            if retainedHead > 0, retainedHead * 2 >= retainedStorage.count {
+                retainedStorage.removeFirst(retainedHead)
+                retainedHead = 0
+            }
+        }
         var subscribers: Set<ConnectionID> = []
         var keys = KeyMemory()
     }
@@ -150,17 +163,19 @@ public struct ServerCore: Sendable {
 
     /// Handles a frame a client sent.
     public mutating func received(_ frame: TransportFrame, from id: ConnectionID) -> [Output] {
-        guard var client = clients[id], !client.isClosing else { return [] }
+        // Flags only: a copy of the client held here would make every change to its channel set
+        // copy the set (a connection that subscribes to a thousand channels).
+        guard let isClosing = clients[id]?.isClosing, !isClosing, let isAuthenticated = clients[id]?.isAuthenticated else { return [] }
         let message: ClientMessage
         do {
             message = try configuration.codec.decodeClientMessage(frame)
         } catch {
             let requestID = configuration.codec.requestID(inRefused: frame)
             let outputs = reply(id, .error(ServerError(id: requestID, code: "bad_request", message: error.description)))
-            guard client.isAuthenticated else { return outputs + close(id, .badRequest, reason: "authenticate first") }
+            guard isAuthenticated else { return outputs + close(id, .badRequest, reason: "authenticate first") }
             return outputs
         }
-        guard client.isAuthenticated else {
+        guard isAuthenticated else {
             guard case .authenticate(let requestID, let token) = message else {
                 return reply(id, .error(ServerError(id: message.id, code: "bad_request", message: "authenticate first")))
                     + close(id, .badRequest, reason: "authenticate first")
@@ -169,8 +184,7 @@ public struct ServerCore: Sendable {
                 return reply(id, .error(ServerError(id: requestID, code: ServerError.unauthorizedCode, message: "credentials rejected")))
                     + close(id, .unauthorized, reason: "credentials rejected")
             }
-            client.isAuthenticated = true
-            clients[id] = client
+            clients[id]?.isAuthenticated = true
             return reply(id, .ack(Ack(id: requestID)))
         }
         switch message {
@@ -180,8 +194,7 @@ public struct ServerCore: Sendable {
             return subscribe(id, requestID: requestID, name: name, since: since)
         case .unsubscribe(let requestID, let name):
             channels[name]?.subscribers.remove(id)
-            client.channels.remove(name)
-            clients[id] = client
+            clients[id]?.channels.remove(name)
             return reply(id, .ack(Ack(id: requestID)))
         case .publish(let requestID, let name, let data, let key):
             if let key, let sequence = channels[name]?.keys.sequence(for: key, now: now(), window: configuration.deduplicationWindow) {
@@ -204,14 +217,16 @@ public struct ServerCore: Sendable {
         guard !rejectedChannels.contains(name) else {
             return reply(id, .error(ServerError(id: requestID, code: "forbidden", message: "subscriptions to \(name) are refused")))
         }
-        var channel = channels[name] ?? Channel()
+        // Taken out while it changes: a copy left in `channels` would make every change copy
+        // its buffers (the retained messages, the subscribers).
+        var channel = channels.removeValue(forKey: name) ?? Channel()
         channel.subscribers.insert(id)
         channels[name] = channel
         clients[id]?.channels.insert(name)
         var missed: [Retained] = []
         var gap = false
         if let since, since < channel.latest {
-            missed = channel.retained.filter { $0.sequence > since }
+            missed = Array(channel.retained.filter { $0.sequence > since })
             let oldest = channel.retained.first?.sequence ?? channel.latest + 1
             gap = oldest > since + 1
         }
@@ -226,15 +241,14 @@ public struct ServerCore: Sendable {
     }
 
     private mutating func publish(_ data: JSONValue, to name: String, key: String?) throws(CodecError) -> (UInt64, [Output]) {
-        var channel = channels[name] ?? Channel()
-        let sequence = channel.latest + 1
+        let sequence = (channels[name]?.latest ?? 0) + 1
         let frame = try configuration.codec.encode(ServerMessage.message(ChannelMessage(channel: name, sequence: sequence, data: data)))
+        // Taken out while it changes: a copy left in `channels` would make every change copy
+        // its buffers (the retained messages, the subscribers).
+        var channel = channels.removeValue(forKey: name) ?? Channel()
         channel.latest = sequence
         if configuration.retention > 0 {
-            channel.retained.append(Retained(sequence: sequence, frame: frame))
-            if channel.retained.count > configuration.retention {
-                channel.retained.removeFirst(channel.retained.count - configuration.retention)
-            }
+            channel.retain(Retained(sequence: sequence, frame: frame), limit: configuration.retention)
         }
         if let key {
             channel.keys.remember(key, sequence: sequence, now: now(), window: configuration.deduplicationWindow, limit: configuration.maxKeysPerChannel)

@@ -1,0 +1,51 @@
+import Foundation
+import SDK
+import SDKTesting
+
+// bench-instructions SCENARIO COUNT: one per-message path, COUNT times, for valgrind's
+// callgrind, which counts the same instructions on a busy machine as on an idle one. Two
+// counts' difference divided by the difference in COUNT is the cost of one message (start-up
+// cancels out): see BENCHMARKS.md. No Swift concurrency here: valgrind cannot run a program
+// that starts its thread pool on this machine.
+//
+//   decode   JSONWireCodec decodes a message frame (what any client that decodes pays)
+//   machine  Tether's protocol machine takes the frame: decode, route to the subscription, the
+//            delivery action the session carries out
+//   server   ServerCore numbers, encodes and fans out a message to one subscriber
+
+let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
+let arguments = CommandLine.arguments.dropFirst()
+guard let scenario = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
+    print("usage: bench-instructions decode|machine|server COUNT")
+    exit(2)
+}
+
+let codec = JSONWireCodec()
+var checksum: UInt64 = 0
+switch scenario {
+case "decode":
+    let frame = try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload)))
+    for _ in 0..<count {
+        if case .message(let message) = try codec.decode(frame) { checksum &+= message.sequence ?? 0 }
+    }
+case "machine":
+    var machine = TetherProtocol(handshake: .pipelined).makeMachine()
+    _ = machine.start(credentials: nil)
+    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 1))))
+    _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 2, sequence: 0))))
+    let frame = try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload)))
+    for _ in 0..<count {
+        if case .delivery(_, _, .sequence(let sequence)?)? = machine.receive(frame).first { checksum &+= sequence }
+    }
+case "server":
+    var core = ServerCore()
+    core.connectionOpened(1)
+    _ = core.received(try codec.encode(ClientMessage.authenticate(id: 1, token: nil)), from: 1)
+    _ = core.received(try codec.encode(ClientMessage.subscribe(id: 2, channel: "room", since: nil)), from: 1)
+    for _ in 0..<count { checksum &+= UInt64(try core.publish(payload, to: "room").1.count) }
+default:
+    print("unknown scenario \(scenario): decode, machine or server")
+    exit(2)
+}
+print("bench-instructions: \(scenario) x\(count) checksum=\(checksum)")
