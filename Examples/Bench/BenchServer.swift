@@ -22,6 +22,12 @@ enum BenchServerSet {
         rtt: Duration, retention: Int, isolation: isolated (any Actor)? = #isolation,
         _ body: (any BenchServer, Int) async throws -> Result
     ) async throws -> Result {
+        // BENCH_SERVER_PORT=N (and BENCH_CLIENT_PORT=M, a proxy in front of it): servers started
+        // by hand, e.g. to trace the proxy or profile the server alone.
+        let environment = ProcessInfo.processInfo.environment
+        if let serverPort = environment["BENCH_SERVER_PORT"].flatMap(Int.init) {
+            return try await body(ServerProcess.attached(port: serverPort), environment["BENCH_CLIENT_PORT"].flatMap(Int.init) ?? serverPort)
+        }
         guard let serverPath = ServerProcess.sibling("realtime-server") else {
             print("  server: in this process (build realtime-server beside bench to measure the client alone)")
             let server = RealtimeServer(RealtimeServer.Configuration(tokens: ["bench"], retention: retention))

@@ -9,12 +9,15 @@ import FoundationNetworking
 /// builds them together); stopped by pid when the benchmark ends.
 final class ServerProcess: Sendable {
     let port: Int
-    private let process: Process
+    private let process: Process?
 
-    private init(port: Int, process: Process) {
+    private init(port: Int, process: Process?) {
         self.port = port
         self.process = process
     }
+
+    /// A server already running on `port` (started by hand), not stopped by the benchmark.
+    static func attached(port: Int) -> ServerProcess { ServerProcess(port: port, process: nil) }
 
     /// The executable `name` beside this one, if it was built.
     static func sibling(_ name: String) -> String? {
@@ -43,7 +46,7 @@ final class ServerProcess: Sendable {
     }
 
     func stop() {
-        guard process.isRunning else { return }
+        guard let process, process.isRunning else { return }
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
     }

@@ -7,19 +7,46 @@ extension RealtimeServer {
     /// Serves one WebSocket: a reader feeding the core, and a writer draining this
     /// connection's bounded outbound queue (delayed by the fault's latency, held while frozen).
     /// The authentication and idle limits are timers on the connection's event loop.
-    func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, upgrade: UpgradeAnswer) async {
+    /// A WebSocket connection the core knows, from the moment its upgrade completed.
+    struct Registration: Sendable {
+        let id: ServerCore.ConnectionID
+        let queue: AsyncStream<Outbound>
+        let continuation: AsyncStream<Outbound>.Continuation
+    }
+
+    /// Registers the upgraded `channel` with the core, on its event loop as the upgrade
+    /// completes. A version-2 connection's answers (the carried subscriptions' `ok`s and
+    /// catch-up) are written right behind the 101, not after the connection's tasks start.
+    func register(_ channel: any Channel, upgrade: UpgradeAnswer) -> Registration {
         let (queue, continuation) = AsyncStream<Outbound>.makeStream()
-        let underlying = channel.channel
-        let (id, opened): (ServerCore.ConnectionID, [OneShot]) = state.withLock { state in
+        let (id, opened, first): (ServerCore.ConnectionID, [OneShot], [TransportFrame]) = state.withLock { state in
             state.nextID += 1
             state.acceptedTotal += 1
-            state.connections[state.nextID] = Connection(channel: underlying, outbound: continuation)
-            // Version 2: authenticated by the request, its subscriptions answered right away.
-            let outputs = state.core.connectionOpened(state.nextID, upgrade: upgrade)
+            let id = state.nextID
+            state.connections[id] = Connection(channel: channel, outbound: continuation)
+            var outputs = state.core.connectionOpened(id, upgrade: upgrade)
+            var first: [TransportFrame] = []
+            if state.faults.frameDelay == .zero {
+                // Written now, in order, before anything the writer will take.
+                while case .send(id, let frame)? = outputs.first {
+                    first.append(frame)
+                    outputs.removeFirst()
+                }
+            }
             Self.dispatch(outputs, in: &state, limits: configuration.limits)
-            return (state.nextID, state.readyWaiters())
+            return (id, state.readyWaiters(), first)
+        }
+        if !first.isEmpty {
+            for frame in first { channel.write(Self.webSocketFrame(frame), promise: nil) }
+            channel.flush()
         }
         for signal in opened { signal.fire() }
+        return Registration(id: id, queue: queue, continuation: continuation)
+    }
+
+    func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, registration: Registration) async {
+        let (id, queue, continuation) = (registration.id, registration.queue, registration.continuation)
+        let underlying = channel.channel
         let limits = configuration.limits
         let authTimer = underlying.eventLoop.scheduleTask(in: limits.authenticationTimeout.timeAmount) { [self] in
             closeIfUnauthenticated(id)

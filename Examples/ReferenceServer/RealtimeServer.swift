@@ -260,7 +260,7 @@ public final class RealtimeServer: Sendable {
     }
 
     enum Accepted: Sendable {
-        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, UpgradeAnswer)
+        case websocket(NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, Registration)
         /// Plain HTTP, or an upgrade refused with this status (credentials in a version-2 request).
         case http(NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, refused: (status: Int, reason: String)?)
     }
@@ -320,8 +320,9 @@ public final class RealtimeServer: Sendable {
                                 try channel.pipeline.syncOperations.addHandler(
                                     NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 20)
                                 )
-                                let answer = takeUpgradeAnswer(of: channel) ?? .version1
-                                return Accepted.websocket(try NIOAsyncChannel(wrappingChannelSynchronously: channel), answer)
+                                let wrapped = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
+                                let registration = register(channel, upgrade: takeUpgradeAnswer(of: channel) ?? .version1)
+                                return Accepted.websocket(wrapped, registration)
                             }
                         }
                     )
@@ -347,7 +348,7 @@ public final class RealtimeServer: Sendable {
                     group.addTask {
                         do {
                             switch try await accepted.get() {
-                            case .websocket(let channel, let upgrade): await self.serve(channel, upgrade: upgrade)
+                            case .websocket(let channel, let registration): await self.serve(channel, registration: registration)
                             case .http(let channel, let refused): await self.serveHTTP(channel, refused: refused)
                             }
                         } catch {
