@@ -1,68 +1,97 @@
 import Foundation
 import NIOTransport
-import ReferenceServer
 import SDK
 
-/// `bench throughput`: inbound messages per second delivered to an app consumer through
-/// `Session`, against the raw NIO WebSocket client (frames counted, nothing decoded) on the same
-/// server, the same payloads, in the same run.
+/// `bench throughput`: inbound messages delivered to an app consumer through `Session`, against
+/// a bare NIO WebSocket client that decodes each frame with the same codec, on the same server,
+/// the same payloads, in the same run. The server runs in a process of its own, so this
+/// process's CPU time (user + system, `getrusage`) is the client's alone: the figure that holds
+/// on a busy machine is CPU time per message; the rates are shown beside it. `--busy` runs a
+/// CPU-bound process (`bench spin`) beside the rounds.
 struct ThroughputBench {
     let messages: Int
     let rounds: Int
+    let busy: Bool
     static let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 
+    /// One round of one client: wall time and CPU time for `messages` messages.
+    struct Round {
+        let seconds: Double
+        let cpuSeconds: Double
+    }
+
     func run() async throws {
-        let server = RealtimeServer(RealtimeServer.Configuration(tokens: ["bench"], retention: 10))
-        try await server.withRunning { port in
-            var sessionRates: [Double] = []
-            var rawRates: [Double] = []
+        var spinner: Process?
+        if busy {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["spin"]
+            try process.run()
+            spinner = process
+            print("  beside a CPU-bound process (bench spin, pid \(process.processIdentifier))")
+        }
+        defer {
+            if let spinner {
+                kill(spinner.processIdentifier, SIGTERM)
+                spinner.waitUntilExit()
+            }
+        }
+        try await BenchServerSet.withServer(rtt: .zero, retention: 10) { server, port in
+            var session: [Round] = []
+            var raw: [Round] = []
             for round in 0..<rounds {
                 // Alternate the order, so neither side always runs on a warmer machine.
                 if round.isMultiple(of: 2) {
-                    sessionRates.append(try await session(port: port, server: server, channel: "s\(round)"))
-                    rawRates.append(try await raw(port: port, server: server, channel: "r\(round)"))
+                    session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
+                    raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)"))
                 } else {
-                    rawRates.append(try await raw(port: port, server: server, channel: "r\(round)"))
-                    sessionRates.append(try await session(port: port, server: server, channel: "s\(round)"))
+                    raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)"))
+                    session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
                 }
             }
-            let sessionRate = sessionRates.sorted()[rounds / 2]
-            let rawRate = rawRates.sorted()[rounds / 2]
-            print("  session: \(sessionRates.map { Int($0) }) msgs/s; raw: \(rawRates.map { Int($0) }) msgs/s (medians below)")
-            print("throughput: session_msgs_per_s=\(Int(sessionRate)) raw_msgs_per_s=\(Int(rawRate)) ratio=\((sessionRate / rawRate).formatted(3))")
+            let n = Double(messages)
+            func rates(_ rounds: [Round]) -> [Double] { rounds.map { n / $0.seconds }.sorted() }
+            func cpu(_ rounds: [Round]) -> [Double] { rounds.map { $0.cpuSeconds / n * 1e6 }.sorted() }
+            func spread(_ values: [Double], _ decimals: Int) -> String {
+                "median \(median(values).formatted(decimals)) (min \(values[0].formatted(decimals)), max \(values[values.count - 1].formatted(decimals)))"
+            }
+            print("  session: \(spread(rates(session), 0)) msgs/s, CPU \(spread(cpu(session), 2)) µs/msg")
+            print("  raw+decode: \(spread(rates(raw), 0)) msgs/s, CPU \(spread(cpu(raw), 2)) µs/msg")
+            let rateRatio = median(rates(session)) / median(rates(raw))
+            let cpuRatio = median(cpu(session)) / median(cpu(raw))
+            print("throughput: session_msgs_per_s=\(Int(median(rates(session)))) raw_msgs_per_s=\(Int(median(rates(raw)))) ratio=\(rateRatio.formatted(3)) "
+                + "session_cpu_us_per_msg=\(median(cpu(session)).formatted(2)) raw_cpu_us_per_msg=\(median(cpu(raw)).formatted(2)) cpu_ratio=\(cpuRatio.formatted(3)) busy=\(busy)")
         }
     }
 
-    private func publishAll(_ server: RealtimeServer, channel: String) throws {
-        for _ in 0..<messages { try server.publish(Self.payload, to: channel) }
-    }
+    private func median(_ sorted: [Double]) -> Double { sorted[sorted.count / 2] }
 
-    /// Messages per second through a session to a consumer of its `Subscription`.
-    private func session(port: Int, server: RealtimeServer, channel: String) async throws -> Double {
+    /// Messages through a session to a consumer of its `Subscription`.
+    private func measureSession(port: Int, server: any BenchServer, channel: String) async throws -> Round {
         let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:\(port)/").token("bench").noHeartbeat().build()
         let session = Session(settings: settings, transport: NIOWebSocketTransport())
-        var rate = 0.0
+        var result = Round(seconds: 0, cpuSeconds: 0)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await session.run() }
             try await session.connect()
             let subscription = try await session.subscribe(to: channel)
-            let start = ContinuousClock.now
-            try publishAll(server, channel: channel)
+            let (start, cpuStart) = (ContinuousClock.now, Self.cpuSeconds())
+            group.addTask { try await server.publish(messages, to: channel) }
             var received = 0
             for try await _ in subscription {
                 received += 1
                 if received == messages { break }
             }
-            rate = Double(messages) / (ContinuousClock.now - start).secondsValue
+            result = Round(seconds: (ContinuousClock.now - start).secondsValue, cpuSeconds: Self.cpuSeconds() - cpuStart)
             await session.shutdown()
             group.cancelAll()
         }
-        return rate
+        return result
     }
 
-    /// Messages per second on a bare NIO WebSocket connection: authenticate and subscribe by
-    /// hand, then count text frames.
-    private func raw(port: Int, server: RealtimeServer, channel: String) async throws -> Double {
+    /// Messages on a bare NIO WebSocket connection: authenticate and subscribe by hand, then
+    /// decode each text frame with the same codec (no ordering, no dedupe, no app delivery).
+    private func measureRaw(port: Int, server: any BenchServer, channel: String) async throws -> Round {
         let codec = JSONWireCodec()
         let connection = try await NIOWebSocketTransport().open(url: .init(string: "ws://127.0.0.1:\(port)/")!, headers: [:])
         var events = connection.events.makeAsyncIterator()
@@ -70,15 +99,33 @@ struct ThroughputBench {
         _ = await events.next()
         try await connection.send(codec.encode(ClientMessage.subscribe(id: 2, channel: channel, since: nil)))
         _ = await events.next()
-        let start = ContinuousClock.now
-        try publishAll(server, channel: channel)
+        let (start, cpuStart) = (ContinuousClock.now, Self.cpuSeconds())
+        async let published: Void = server.publish(messages, to: channel)
         var received = 0
+        var checksum: UInt64 = 0
         while received < messages, let event = await events.next() {
-            if case .frame(.text) = event { received += 1 }
+            if case .frame(let frame) = event, case .message(let message) = try codec.decode(frame) {
+                received += 1
+                checksum &+= message.sequence ?? 0
+            }
         }
-        let rate = Double(received) / (ContinuousClock.now - start).secondsValue
+        let round = Round(seconds: (ContinuousClock.now - start).secondsValue, cpuSeconds: Self.cpuSeconds() - cpuStart)
+        try await published
         await connection.close(code: .normal, reason: "done")
-        return rate
+        guard checksum > 0 else { throw BenchError("no message decoded") }
+        return round
+    }
+
+    /// This process's CPU time so far: user + system.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        #if os(Linux)
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        #else
+        getrusage(RUSAGE_SELF, &usage)
+        #endif
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 
 let usage = """
     usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME]
-           bench throughput [--messages N] [--rounds R]
+           bench throughput [--messages N] [--rounds R] [--busy]
            bench proxy      --upstream-port P [--delay-ms MS] [--port-file F]
            bench reaction   [--cycles N]
            bench background [--minutes M]
@@ -49,7 +49,16 @@ do {
             while true { try await Task.sleep(for: .seconds(3600)) }
         }
     case "throughput":
-        try await ThroughputBench(messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 3)).run()
+        try await ThroughputBench(messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 5), busy: arguments.contains("--busy")).run()
+    case "spin":
+        // A CPU-bound neighbour for `throughput --busy`: spins until killed, or until its parent
+        // goes (Linux).
+        let parent = getppid()
+        var x: UInt64 = 1
+        while getppid() == parent {
+            for _ in 0..<10_000_000 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+            if x == 0 { print(x) }
+        }
     case "reaction":
         try await ReactionBench(cycles: option("--cycles", default: 1_000), log: arguments.contains("--log")).run()
     case "background":

@@ -98,7 +98,7 @@ extension RealtimeServer {
                 if let each {
                     for index in 0..<max(each, 0) { sequence = try publish(data, to: channel + String(index)) }
                 } else {
-                    for _ in 0..<max(count, 0) { sequence = try publish(data, to: channel) }
+                    sequence = try publish(data, to: channel, count: max(count, 0))
                 }
                 return (.ok, "published \(channel)#\(sequence)\n")
             } catch {

@@ -158,6 +158,33 @@ public final class RealtimeServer: Sendable {
         return try result.get()
     }
 
+    /// Publishes `data` to `channel` `count` times at once: the frames reach each subscriber's
+    /// writer as one batch (a benchmark's burst). Returns the last sequence number.
+    @discardableResult
+    public func publish(_ data: JSONValue, to channel: String, count: Int) throws(CodecError) -> UInt64 {
+        let result: Result<UInt64, CodecError> = state.withLock { state in
+            do throws(CodecError) {
+                var sequence: UInt64 = 0
+                var outputs: [ServerCore.Output] = []
+                for _ in 0..<count {
+                    let (next, fanOut) = try state.core.publish(data, to: channel)
+                    sequence = next
+                    outputs += fanOut
+                }
+                // Grouped per connection, so each subscriber's writer gets one batch.
+                outputs.sort { lhs, rhs in
+                    guard case .send(let left, _) = lhs, case .send(let right, _) = rhs else { return false }
+                    return left < right
+                }
+                Self.dispatch(outputs, in: &state, limits: configuration.limits)
+                return .success(sequence)
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// Drops every connection without a close frame (as a network loss would).
     public func dropAllConnections() {
         let channels = state.withLock { $0.connections.values.map(\.channel) }
@@ -180,11 +207,13 @@ public final class RealtimeServer: Sendable {
     static func dispatch(_ outputs: [ServerCore.Output], in state: inout State, limits: ServerLimits) {
         let now = ContinuousClock.now
         // Consecutive frames for one connection go to its writer as one batch.
-        var batch: (id: ServerCore.ConnectionID, frames: [TransportFrame])?
+        var batchID: ServerCore.ConnectionID?
+        var batch: [TransportFrame] = []
         func flushBatch() {
-            guard let pending = batch else { return }
-            batch = nil
-            state.connections[pending.id]?.outbound.yield(.frames(pending.frames, at: now))
+            guard let id = batchID else { return }
+            state.connections[id]?.outbound.yield(.frames(batch, at: now))
+            batchID = nil
+            batch = []
         }
         for output in outputs {
             switch output {
@@ -200,8 +229,9 @@ public final class RealtimeServer: Sendable {
                 connection.queuedBytes += size
                 state.peakQueuedBytes = max(state.peakQueuedBytes, connection.queuedBytes)
                 state.connections[id] = connection
-                if batch?.id != id { flushBatch() }
-                batch = (id, (batch?.frames ?? []) + [frame])
+                if batchID != id { flushBatch() }
+                batchID = id
+                batch.append(frame)
             case .close(let id, let code, let reason):
                 flushBatch()
                 close(id, code: code, reason: reason, in: &state)
