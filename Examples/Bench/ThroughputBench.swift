@@ -31,10 +31,7 @@ struct ThroughputBench {
             print("  beside a CPU-bound process (bench spin, pid \(process.processIdentifier))")
         }
         defer {
-            if let spinner {
-                kill(spinner.processIdentifier, SIGTERM)
-                spinner.waitUntilExit()
-            }
+            if let spinner { kill(spinner.processIdentifier, SIGKILL) }
         }
         try await BenchServerSet.withServer(rtt: .zero, retention: 10) { server, port in
             var session: [Round] = []
