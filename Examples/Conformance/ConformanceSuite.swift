@@ -78,7 +78,7 @@ public struct ConformanceSuite: Sendable {
         return outcomes
     }
 
-    static let checks: [Check] = protocolChecks + frameChecks + abuseChecks
+    static let checks: [Check] = protocolChecks + handshakeChecks + frameChecks + abuseChecks
 
     /// The name of every check, in the order they run.
     public static var checkNames: [String] { checks.map(\.name) }

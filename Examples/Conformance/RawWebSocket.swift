@@ -62,18 +62,25 @@ public actor RawWebSocket {
         return socket
     }
 
-    /// The upgrade request's bytes.
-    public static func upgradeRequest(host: String, port: Int) -> [UInt8] {
-        Array("GET / HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8)
+    /// The upgrade request's bytes, with `extraHeaders` ("Name: value" lines).
+    public static func upgradeRequest(host: String, port: Int, extraHeaders: [String] = []) -> [UInt8] {
+        let extra = extraHeaders.map { $0 + "\r\n" }.joined()
+        return Array("GET / HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\(extra)\r\n".utf8)
     }
 
     /// Sends the upgrade request and returns the response's status code.
     public func upgrade(host: String, port: Int, within limit: Duration = .seconds(5)) async throws -> Int {
-        try await send(Self.upgradeRequest(host: host, port: port))
+        try await upgradeAnswer(host: host, port: port, within: limit).status
+    }
+
+    /// Sends the upgrade request with `extraHeaders`; the response's status and head (the
+    /// status line and header lines).
+    public func upgradeAnswer(host: String, port: Int, extraHeaders: [String] = [], within limit: Duration = .seconds(5)) async throws -> (status: Int, head: String) {
+        try await send(Self.upgradeRequest(host: host, port: port, extraHeaders: extraHeaders))
         let head = try await readHead(within: limit)
         let parts = head.split(separator: " ")
         guard parts.count >= 2, let status = Int(parts[1]) else { throw Failure("not an HTTP response: \(head.prefix(60))") }
-        return status
+        return (status, head)
     }
 
     public func send(_ bytes: [UInt8]) async throws {
