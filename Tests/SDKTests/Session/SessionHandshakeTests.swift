@@ -16,8 +16,13 @@ struct SessionHandshakeTests {
         Session(settings: try .testing(auto: auto, token: token), transport: server.transport(), clock: clock, lifecycle: lifecycle)
     }
 
-    func waitForOutbox(_ session: Session, _ count: Int) async {
-        for await value in session.outboxCountUpdates where value == count { return }
+
+    /// Connected, subscribed to `room`, then in the background with the socket closed.
+    func subscribedThenAway(_ session: Session, _ status: StatusRecorder) async throws -> Subscription {
+        try await status.waitFor(.connected)
+        let room = try await session.subscribe(to: "room")
+        await lifecycle.background()
+        return room
     }
 
     func kind(_ message: ClientMessage) -> String {
@@ -34,13 +39,11 @@ struct SessionHandshakeTests {
         let server = TestServer()
         let session = try makeSession(server)
         try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
-            let room = try await session.subscribe(to: "room")
-            await lifecycle.background()
+            let room = try await subscribedThenAway(session, status)
             try await withThrowingTaskGroup(of: UInt64?.self) { group in
                 for n in 1...2 {
                     group.addTask { try await session.publish(JSONValue(n), to: "room").sequence }
-                    await waitForOutbox(session, n)
+                    await session.waitForOutboxCount(n)
                 }
                 for n in 1...3 { try server.publish(JSONValue(n * 10), to: "room") }
                 var reports = session.recoveryReports.makeAsyncIterator()
@@ -70,9 +73,7 @@ struct SessionHandshakeTests {
         let server = TestServer()
         let session = try makeSession(server)
         try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
-            let room = try await session.subscribe(to: "room")
-            await lifecycle.background()
+            let room = try await subscribedThenAway(session, status)
             try await withThrowingTaskGroup(of: SessionError?.self) { group in
                 for n in 1...2 {
                     group.addTask {
@@ -83,7 +84,7 @@ struct SessionHandshakeTests {
                             return error
                         }
                     }
-                    await waitForOutbox(session, n)
+                    await session.waitForOutboxCount(n)
                 }
                 server.setRejectingCredentials(true)
                 server.setAnswerDelay(.milliseconds(50), on: clock)
@@ -186,7 +187,7 @@ struct SessionHandshakeTests {
         let session = Session(settings: try .testing(auto: false), transport: transport, clock: clock, lifecycle: lifecycle)
         try await withRunningSession(session) { status in
             let published = Task { try await session.publish("x", to: "room") }
-            await waitForOutbox(session, 1)
+            await session.waitForOutboxCount(1)
             await #expect(throws: SessionError.self) { try await session.connect() }
             let error = await #expect(throws: SessionError.self) { try await published.value }
             #expect(error?.code == .rejected)

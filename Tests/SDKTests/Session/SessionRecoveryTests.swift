@@ -11,10 +11,6 @@ struct SessionRecoveryTests {
         Session(settings: try .testing(auto: auto, configure: configure), transport: server.transport(), clock: clock, lifecycle: lifecycle)
     }
 
-    /// Waits until the outbox holds `count` publishes.
-    func waitForOutbox(_ session: Session, _ count: Int) async {
-        for await value in session.outboxCountUpdates where value == count { return }
-    }
 
     @Test("the report after a return to the foreground: replayed steps flagged, missed messages counted")
     func reportAfterForeground() async throws {
@@ -167,7 +163,7 @@ struct SessionRecoveryTests {
             try await withThrowingTaskGroup(of: (Int, UInt64).self) { group in
                 for n in 1...5 {
                     group.addTask { (n, try await session.publish(JSONValue(n), to: "room").sequence ?? 0) }
-                    await waitForOutbox(session, n)
+                    await session.waitForOutboxCount(n)
                 }
                 var reports = session.recoveryReports.makeAsyncIterator()
                 await lifecycle.foreground()
@@ -211,13 +207,13 @@ struct SessionRecoveryTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for n in 1...3 {
                     group.addTask { _ = try await session.publish(JSONValue(n), to: "room") }
-                    await waitForOutbox(session, n)
+                    await session.waitForOutboxCount(n)
                 }
                 await lifecycle.foreground()
                 for await _ in started { break }
                 // Connected, the replay held by the step, three publishes waiting: a fourth queues.
                 group.addTask { _ = try await session.publish(.number(4), to: "room") }
-                await waitForOutbox(session, 4)
+                await session.waitForOutboxCount(4)
                 releaseSink.yield()
                 try await group.waitForAll()
             }
@@ -236,11 +232,11 @@ struct SessionRecoveryTests {
             try await status.waitFor(.connected)
             await lifecycle.background()
             let first = Task { try await session.publish(.number(1), to: "room") }
-            await waitForOutbox(session, 1)
+            await session.waitForOutboxCount(1)
             let second = Task { try await session.publish(.number(2), to: "room") }
-            await waitForOutbox(session, 2)
+            await session.waitForOutboxCount(2)
             second.cancel()
-            await waitForOutbox(session, 1)
+            await session.waitForOutboxCount(1)
             await #expect(throws: CancellationError.self) { try await second.value }
             // A publish from a task cancelled before it is queued never enters the outbox.
             let early = Task {
@@ -250,7 +246,7 @@ struct SessionRecoveryTests {
             await #expect(throws: CancellationError.self) { try await early.value }
             #expect(session.outboxCount == 1)
             let third = Task { try await session.publish(.number(3), to: "room") }
-            await waitForOutbox(session, 2)
+            await session.waitForOutboxCount(2)
             await lifecycle.foreground()
             #expect(try await first.value.sequence == 1)
             #expect(try await third.value.sequence == 2)
@@ -270,9 +266,9 @@ struct SessionRecoveryTests {
             await lifecycle.background()
             try await withThrowingTaskGroup(of: UInt64.self) { group in
                 group.addTask { try await session.publish("a", to: "room").sequence ?? 0 }
-                await waitForOutbox(session, 1)
+                await session.waitForOutboxCount(1)
                 group.addTask { try await session.publish("b", to: "room").sequence ?? 0 }
-                await waitForOutbox(session, 2)
+                await session.waitForOutboxCount(2)
                 do {
                     _ = try await session.publish("c", to: "room")
                     Issue.record("a third publish fit into an outbox of two")
@@ -302,7 +298,7 @@ struct SessionRecoveryTests {
                             timedOut()
                         }
                     }
-                    await waitForOutbox(session, 1)
+                    await session.waitForOutboxCount(1)
                     #expect(session.armedTimers == [.outbox])
                     await lifecycle.background()
                     #expect(session.armedTimers == [])
@@ -327,7 +323,7 @@ struct SessionRecoveryTests {
                     outcome.withLock { $0 = (error as? SessionError)?.code }
                 }
             }
-            await waitForOutbox(session, 1)
+            await session.waitForOutboxCount(1)
             await session.shutdown()
             await task.value
         }
@@ -346,7 +342,7 @@ struct SessionRecoveryTests {
             try server.publish("missed", to: "room")
             try await withThrowingTaskGroup(of: UInt64.self) { group in
                 group.addTask { try await session.publish("queued", to: "room").sequence ?? 0 }
-                await waitForOutbox(session, 1)
+                await session.waitForOutboxCount(1)
                 let report = try await session.refresh(within: .seconds(20))
                 #expect(report.trigger == .backgroundRefresh)
                 #expect(report.caughtUp == ["room": 1])
