@@ -133,7 +133,8 @@ struct SessionHandshakeTests {
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")
-            try await session.addRecoveryStep("sync") { _ in runSink.yield(session.status) }
+            // The context's session: capturing `session` here would be a retain cycle.
+            try await session.addRecoveryStep("sync") { context in runSink.yield(context.session.status) }
             var seen = runs.makeAsyncIterator()
             #expect(await seen.next() == .connected)
             await lifecycle.background()
