@@ -65,6 +65,11 @@ struct SessionHandshakeTests {
             }
             var messages = room.makeAsyncIterator()
             for expected in [10, 20, 30, 1, 2] { #expect(try await messages.next()?.data == JSONValue(expected)) }
+            // Every delayed answer delivered: no sleeper is left on the test clock.
+            #expect(await clock.runUntilIdle() == .idle)
+            // Answers to what the session sends as the test ends (a dropped subscription's
+            // unsubscribe) go at once, not to a clock nobody advances.
+            server.setAnswerDelay(nil, on: clock)
         }
     }
 
@@ -122,6 +127,10 @@ struct SessionHandshakeTests {
             try server.publish("hi", to: "late")
             var messages = late.makeAsyncIterator()
             #expect(try await messages.next()?.data == "hi")
+            #expect(await clock.runUntilIdle() == .idle)
+            // Answers to what the session sends as the test ends (a dropped subscription's
+            // unsubscribe) go at once, not to a clock nobody advances.
+            server.setAnswerDelay(nil, on: clock)
         }
     }
 
@@ -145,6 +154,10 @@ struct SessionHandshakeTests {
             #expect(server.receivedMessages.dropFirst(before).map(kind) == ["auth", "subscribe room since 0"])
             await clock.advance(through: .milliseconds(100))
             #expect(await seen.next() == .connected, "the step ran once connected")
+            #expect(await clock.runUntilIdle() == .idle)
+            // Answers to what the session sends as the test ends (a dropped subscription's
+            // unsubscribe) go at once, not to a clock nobody advances.
+            server.setAnswerDelay(nil, on: clock)
             withExtendedLifetime(room) {}
         }
     }
@@ -177,6 +190,10 @@ struct SessionHandshakeTests {
             #expect(transport.requestedURLs.allSatisfy { !$0.absoluteString.contains("test-token") })
             var messages = room.makeAsyncIterator()
             for n in 1...3 { #expect(try await messages.next()?.sequence == UInt64(n)) }
+            #expect(await clock.runUntilIdle() == .idle)
+            // Answers to what the session sends as the test ends (a dropped subscription's
+            // unsubscribe) go at once, not to a clock nobody advances.
+            server.setAnswerDelay(nil, on: clock)
             withExtendedLifetime(news) {}
         }
     }
