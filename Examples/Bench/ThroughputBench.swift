@@ -91,7 +91,9 @@ struct ThroughputBench {
     private func measureRaw(port: Int, server: any BenchServer, channel: String) async throws -> Round {
         let codec = JSONWireCodec()
         let connection = try await NIOWebSocketTransport().open(url: .init(string: "ws://127.0.0.1:\(port)/")!, headers: [:])
-        var events = connection.events.makeAsyncIterator()
+        // The batches the session reads too: the same wake-ups per message on both sides.
+        guard let batching = connection as? any EventBatchingConnection else { throw BenchError("the NIO connection hands over batches") }
+        var events = BatchedEvents(iterator: batching.eventBatches.makeAsyncIterator())
         try await connection.send(codec.encode(ClientMessage.authenticate(id: 1, token: Secret("bench"))))
         _ = await events.next()
         try await connection.send(codec.encode(ClientMessage.subscribe(id: 2, channel: channel, since: nil)))
@@ -123,6 +125,25 @@ struct ThroughputBench {
         #endif
         func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
+
+/// Events one at a time from a connection's batches, without a task in between.
+struct BatchedEvents {
+    var iterator: AsyncStream<[TransportEvent]>.AsyncIterator
+    private var pending: [TransportEvent] = []
+    private var index = 0
+
+    init(iterator: AsyncStream<[TransportEvent]>.AsyncIterator) { self.iterator = iterator }
+
+    mutating func next() async -> TransportEvent? {
+        if index == pending.count {
+            guard let batch = await iterator.next() else { return nil }
+            pending = batch
+            index = 0
+        }
+        defer { index += 1 }
+        return pending[index]
     }
 }
 

@@ -47,7 +47,7 @@ public struct NIOWebSocketTransport: Transport {
         let port = url.port ?? 80
         // The request target keeps the URL's query (Engine.IO's `EIO=4&transport=websocket`).
         let path = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
-        let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
+        let (events, continuation) = AsyncStream<[TransportEvent]>.makeStream()
         let closeSent = Locked(false)
         let maxFrameBytes = self.maxFrameBytes
         let timeout = TimeAmount.milliseconds(Int64(connectTimeout.components.seconds) * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)
@@ -150,19 +150,39 @@ public struct NIOWebSocketTransport: Transport {
 }
 
 /// One open WebSocket, client or server side.
-public final class NIOWebSocketConnection: TransportConnection {
+public final class NIOWebSocketConnection: TransportConnection, EventBatchingConnection {
     let channel: any Channel
-    public let events: AsyncStream<TransportEvent>
+    /// What each read brought, in order (the session reads this).
+    package let eventBatches: AsyncStream<[TransportEvent]>
+    private let flattened = Locked<AsyncStream<TransportEvent>?>(nil)
     private let closeSent: Locked<Bool>
     private let masked: Bool
     public let subprotocol: String?
 
-    init(channel: any Channel, events: AsyncStream<TransportEvent>, closeSent: Locked<Bool>, masked: Bool, subprotocol: String? = nil) {
+    init(channel: any Channel, events: AsyncStream<[TransportEvent]>, closeSent: Locked<Bool>, masked: Bool, subprotocol: String? = nil) {
         self.channel = channel
-        self.events = events
+        self.eventBatches = events
         self.closeSent = closeSent
         self.masked = masked
         self.subprotocol = subprotocol
+    }
+
+    /// The events one at a time (a task unpacks the batches; read this or `eventBatches`).
+    public var events: AsyncStream<TransportEvent> {
+        flattened.withLock { stream in
+            if let stream { return stream }
+            let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
+            let batches = eventBatches
+            let pump = Task {
+                for await batch in batches {
+                    for event in batch { continuation.yield(event) }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in pump.cancel() }
+            stream = events
+            return events
+        }
     }
 
     public func send(_ frame: TransportFrame) async throws {

@@ -9,12 +9,14 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    private let events: AsyncStream<TransportEvent>.Continuation
+    private let events: AsyncStream<[TransportEvent]>.Continuation
     private let closeSent: Locked<Bool>
     private let masked: Bool
     private var isFinished = false
+    /// The frames of the read in progress: handed over together when the read completes.
+    private var arrived: [TransportEvent] = []
 
-    init(events: AsyncStream<TransportEvent>.Continuation, closeSent: Locked<Bool>, masked: Bool) {
+    init(events: AsyncStream<[TransportEvent]>.Continuation, closeSent: Locked<Bool>, masked: Bool) {
         self.events = events
         self.closeSent = closeSent
         self.masked = masked
@@ -32,9 +34,9 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
         }
         switch frame.opcode {
         case .text:
-            events.yield(.frame(.text(String(buffer: frame.unmaskedData))))
+            arrived.append(.frame(.text(String(buffer: frame.unmaskedData))))
         case .binary:
-            events.yield(.frame(.binary(Array(buffer: frame.unmaskedData))))
+            arrived.append(.frame(.binary(Array(buffer: frame.unmaskedData))))
         case .ping:
             let pong = WebSocketFrame(fin: true, opcode: .pong, maskKey: masked ? .random() : nil, data: frame.unmaskedData)
             context.writeAndFlush(Self.wrapOutboundOut(pong), promise: nil)
@@ -78,6 +80,19 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
         context.writeAndFlush(Self.wrapOutboundOut(frame)).whenComplete { _ in channel.close(promise: nil) }
     }
 
+    func channelReadComplete(context: ChannelHandlerContext) {
+        handOver()
+        context.fireChannelReadComplete()
+    }
+
+    /// Hands the read's frames to the reader, as one batch.
+    private func handOver(_ last: TransportEvent? = nil) {
+        if let last { arrived.append(last) }
+        guard !arrived.isEmpty else { return }
+        events.yield(arrived)
+        arrived = []
+    }
+
     func handlerAdded(context: ChannelHandlerContext) {
         // The peer may close while the upgrade completes, before this handler is in the
         // pipeline: then no channelInactive will come, and the end must be reported now.
@@ -97,7 +112,7 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
     private func finish(_ event: TransportEvent) {
         guard !isFinished else { return }
         isFinished = true
-        events.yield(event)
+        handOver(event)
         events.finish()
     }
 

@@ -10,6 +10,8 @@ extension Session {
         case openFailed(attempt: UInt64, error: any Error)
         /// The connection of an attempt reported something.
         case transport(attempt: UInt64, event: TransportEvent)
+        /// What one read of an ``EventBatchingConnection`` brought, in order.
+        case transportBatch(attempt: UInt64, events: [TransportEvent])
         /// Sending on the connection of an attempt failed.
         case sendFailed(attempt: UInt64, error: any Error)
         /// A timer fired.

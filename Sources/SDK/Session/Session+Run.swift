@@ -69,6 +69,11 @@ extension Session {
             openFailed(attempt: attempt, error: error)
         case .transport(let attempt, let event):
             transportEvent(attempt: attempt, event: event)
+        case .transportBatch(let attempt, let events):
+            // One turn: what the batch makes the machine send leaves in one write.
+            inOneTurn {
+                for event in events { transportEvent(attempt: attempt, event: event) }
+            }
         case .sendFailed(let attempt, let error):
             guard currentAttemptID == attempt else { return }
             if let error = error as? TransportError, error.code == .notConnected {
@@ -143,6 +148,20 @@ extension Session {
                 // is, until it is in the funnel.
                 let counted = (connection as? any ActivityCountedConnection).flatMap { activity != nil && $0.countedActivity === activity ? $0 : nil }
                 activity?.end()
+                if let batching = connection as? any EventBatchingConnection, counted == nil {
+                    group.addTask {
+                        _ = await race({
+                            for await batch in batching.eventBatches {
+                                guard case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch)) else { return }
+                                if batch.contains(where: { if case .closed = $0 { true } else { false } }) { return }
+                            }
+                            if !Task.isCancelled {
+                                sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
+                            }
+                        }, cancelledBy: cancel)
+                    }
+                    continue
+                }
                 group.addTask {
                     _ = await race({
                         for await event in connection.events {

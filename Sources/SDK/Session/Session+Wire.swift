@@ -33,14 +33,23 @@ extension Session {
 
     /// Carries out a machine's actions, in order. The machine knows the protocol; the session
     /// knows requests, subscriptions, recovery and the policy.
-    func carry(_ actions: [WireAction]) {
-        // Frames wait until the outermost `carry` returns, and go to the writer together: a
-        // replay's resubscribes and the outbox behind them leave in one write.
+    /// Runs `body` as one turn: the frames it makes go to the writer together when it ends.
+    func inOneTurn(_ body: () -> Void) {
         carryDepth += 1
         defer {
             carryDepth -= 1
             if carryDepth == 0 { flushFrames() }
         }
+        body()
+    }
+
+    func carry(_ actions: [WireAction]) {
+        // Frames wait until the outermost turn ends, and go to the writer together: a
+        // replay's resubscribes and the outbox behind them leave in one write.
+        inOneTurn { carryActions(actions) }
+    }
+
+    private func carryActions(_ actions: [WireAction]) {
         for action in actions {
             switch action {
             case .send(let frame):

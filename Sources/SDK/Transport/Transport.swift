@@ -60,6 +60,13 @@ public protocol TransportConnection: Sendable {
     var subprotocol: String? { get }
 }
 
+/// A connection that hands over what arrived in one read as one batch, in order: the session
+/// reads `eventBatches` instead of ``TransportConnection/events`` (a consumer reads one or the
+/// other, never both), so a burst of frames costs one wake-up, not one per frame.
+package protocol EventBatchingConnection: TransportConnection {
+    var eventBatches: AsyncStream<[TransportEvent]> { get }
+}
+
 extension TransportConnection {
     public var subprotocol: String? { nil }
 
