@@ -4,7 +4,9 @@ extension Session {
         /// What the protocol needs beyond the name (a GraphQL operation), for every (re)subscribe.
         var options: JSONValue?
         /// Every `Subscription` listening, by id.
-        var subscribers: [UInt64: AsyncThrowingStream<ChannelMessage, any Error>.Continuation] = [:]
+        var subscribers: [UInt64: AsyncThrowingStream<[ChannelMessage], any Error>.Continuation] = [:]
+        /// Messages delivered in this turn, handed to the subscribers together when it ends.
+        var undelivered: [ChannelMessage] = []
         /// The highest sequence number delivered: a resubscribe asks for everything after it,
         /// and anything at or below it is a duplicate.
         var lastSequence: UInt64?
@@ -48,7 +50,7 @@ extension Session {
             throw SessionError(.invalidArgument, "\(channel) is already subscribed with other options; unsubscribe first")
         }
         let subscriber = makeSerial()
-        let (stream, continuation) = AsyncThrowingStream<ChannelMessage, any Error>.makeStream()
+        let (stream, continuation) = AsyncThrowingStream<[ChannelMessage], any Error>.makeStream()
         let sink = inputSink
         continuation.onTermination = { termination in
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
@@ -56,7 +58,7 @@ extension Session {
         if channels[channel] == nil { journal.append(.subscription(channel)) }
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = continuation
         mirrorChannel(channel)
-        let subscription = Subscription(channel: channel, stream: stream)
+        let subscription = Subscription(channel: channel, batches: stream)
         guard acceptsRequests, channels[channel]?.isActive == false else { return subscription }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             // Waiting before sending: a protocol may answer at once (graphql-transport-ws has
@@ -72,6 +74,7 @@ extension Session {
         defer { mirrorChannel(channel) }
         guard !hasEnded else { return }
         ensureStarted()
+        flushDeliveries()
         guard let state = channels.removeValue(forKey: channel) else { return }
         forgetInJournal(channel)
         for continuation in state.subscribers.values { continuation.finish() }
@@ -162,6 +165,7 @@ extension Session {
     /// stays in the replay (its report shows the failure).
     func dropChannel(_ channel: String, _ error: SessionError, keepInReplay: Bool = false) {
         defer { mirrorChannel(channel) }
+        flushDeliveries()
         guard let state = channels.removeValue(forKey: channel) else { return }
         forgetInJournal(channel, keepInReplay: keepInReplay)
         for continuation in state.subscribers.values { continuation.finish(throwing: error) }
@@ -183,6 +187,7 @@ extension Session {
     /// The connection was lost while `subscribe(to:)` calls waited: they throw, and hold nothing.
     func failAllSubscribeWaiters(_ error: SessionError) {
         defer { mirrorChannels() }
+        flushDeliveries()
         for channel in channels.keys {
             guard let waiters = channels[channel]?.waiters, !waiters.isEmpty else { continue }
             channels[channel]?.waiters = []
@@ -221,23 +226,50 @@ extension Session {
         perform(.unsubscribe(subscription))
     }
 
+    /// A message for the app: unless it is a duplicate, it is counted for the recovery and
+    /// held for the channel's subscribers until the turn ends (``flushDeliveries()``).
     func deliver(_ message: ChannelMessage) {
-        guard var state = channels[message.channel] else { return }
-        if let sequence = message.sequence {
-            if let last = state.lastSequence, sequence <= last { return }
-            state.lastSequence = sequence
-        }
-        channels[message.channel] = state
-        let last = state.lastSequence
-        diagnostics.update { $0.channels[message.channel] = .some(last) }
+        guard Self.hold(message, in: &channels[message.channel]) else { return }
         // Count it for the recovery first: when the app sees the last missed message, the
         // recovery's report is already published.
         recoveryDelivered(message)
-        for continuation in state.subscribers.values { continuation.yield(message) }
+        if channels[message.channel]?.undelivered.count == 1 { deliveringChannels.append(message.channel) }
+        if carryDepth == 0 { flushDeliveries() }
+    }
+
+    /// Holds `message` for the channel's subscribers, unless it is a duplicate (or the channel
+    /// is not held). In place: the channel's state is not copied per message.
+    private static func hold(_ message: ChannelMessage, in state: inout ChannelState?) -> Bool {
+        guard state != nil else { return false }
+        if let sequence = message.sequence {
+            if let last = state?.lastSequence, sequence <= last { return false }
+            state?.lastSequence = sequence
+        }
+        state?.undelivered.append(message)
+        return true
+    }
+
+    /// Hands every channel's held messages to its subscribers, one batch each, after bringing
+    /// ``subscribedChannels`` up to date for them (one update, not one per message).
+    func flushDeliveries() {
+        guard !deliveringChannels.isEmpty else { return }
+        let names = deliveringChannels
+        deliveringChannels = []
+        // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
+        let positions = names.compactMap { name in channels[name].map { (name, $0.lastSequence) } }
+        diagnostics.update { mirror in
+            for (name, last) in positions { mirror.channels[name] = .some(last) }
+        }
+        for (name, _) in positions {
+            guard let state = channels[name], !state.undelivered.isEmpty else { continue }
+            channels[name]?.undelivered = []
+            for continuation in state.subscribers.values { continuation.yield(state.undelivered) }
+        }
     }
 
     func finishAllSubscribers(throwing error: SessionError) {
         defer { mirrorChannels() }
+        flushDeliveries()
         for state in channels.values {
             for continuation in state.subscribers.values { continuation.finish(throwing: error) }
             for waiter in state.waiters { waiter.continuation.resume(throwing: error) }

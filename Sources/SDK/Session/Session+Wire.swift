@@ -31,17 +31,22 @@ extension Session {
         carry(actions)
     }
 
-    /// Carries out a machine's actions, in order. The machine knows the protocol; the session
-    /// knows requests, subscriptions, recovery and the policy.
-    /// Runs `body` as one turn: the frames it makes go to the writer together when it ends.
+    /// Runs `body` as one turn: the frames it makes go to the writer together when it ends,
+    /// and the messages it delivers go to each subscriber together.
     func inOneTurn(_ body: () -> Void) {
         carryDepth += 1
         defer {
             carryDepth -= 1
-            if carryDepth == 0 { flushFrames() }
+            if carryDepth == 0 {
+                flushDeliveries()
+                flushFrames()
+            }
         }
         body()
     }
+
+    /// Carries out a machine's actions, in order. The machine knows the protocol; the session
+    /// knows requests, subscriptions, recovery and the policy.
 
     func carry(_ actions: [WireAction]) {
         // Frames wait until the outermost turn ends, and go to the writer together: a

@@ -89,6 +89,9 @@ public actor Session {
     var pendingFrames: [TransportFrame] = []
     /// How deep `carry` is nested: frames go to the writer when the outermost one returns.
     var carryDepth = 0
+    /// Channels holding messages for their subscribers until the turn ends, in the order
+    /// their first message came (`ChannelState.undelivered`).
+    var deliveringChannels: [String] = []
     /// The replay went out behind the credentials, before the server answered them.
     var pipelining = false
     /// App-defined steps whose turn came while pipelining: they run once authenticated.

@@ -1,6 +1,6 @@
 import ConnectionPolicy
 import Foundation
-import SDK
+@testable import SDK
 import SDKTesting
 import Testing
 
@@ -13,19 +13,26 @@ struct SessionEventBatchTests {
 
     final class BatchTransport: Transport {
         /// What the session sent, in order.
-        let sent: AsyncStream<ClientMessage>
-        private let sentSink: AsyncStream<ClientMessage>.Continuation
+        let sent: AsyncStream<TransportFrame>
+        private let sentSink: AsyncStream<TransportFrame>.Continuation
         /// Each connection opened.
         let opened: AsyncStream<BatchConnection>
         private let openedSink: AsyncStream<BatchConnection>.Continuation
+        /// The subprotocol the "server" chooses.
+        let chosen: String?
 
-        init() {
-            (sent, sentSink) = AsyncStream<ClientMessage>.makeStream()
+        init(subprotocol: String? = nil) {
+            (sent, sentSink) = AsyncStream<TransportFrame>.makeStream()
             (opened, openedSink) = AsyncStream<BatchConnection>.makeStream()
+            chosen = subprotocol
         }
 
         func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
-            let connection = BatchConnection(sent: sentSink)
+            try await open(url: url, headers: headers, subprotocols: [])
+        }
+
+        func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
+            let connection = BatchConnection(sent: sentSink, subprotocol: chosen)
             openedSink.yield(connection)
             return connection
         }
@@ -33,26 +40,36 @@ struct SessionEventBatchTests {
 
     final class BatchConnection: EventBatchingConnection {
         let eventBatches: AsyncStream<[TransportEvent]>
+        let subprotocol: String?
         private let continuation: AsyncStream<[TransportEvent]>.Continuation
-        private let sent: AsyncStream<ClientMessage>.Continuation
+        private let sent: AsyncStream<TransportFrame>.Continuation
 
-        init(sent: AsyncStream<ClientMessage>.Continuation) {
+        init(sent: AsyncStream<TransportFrame>.Continuation, subprotocol: String?) {
             (eventBatches, continuation) = AsyncStream<[TransportEvent]>.makeStream()
             self.sent = sent
+            self.subprotocol = subprotocol
         }
 
         var events: AsyncStream<TransportEvent> { AsyncStream { $0.finish() } }
 
         func push(_ batch: [TransportEvent]) { continuation.yield(batch) }
 
-        func send(_ frame: TransportFrame) async throws {
-            sent.yield(try JSONWireCodec().decodeClientMessage(frame))
-        }
+        func send(_ frame: TransportFrame) async throws { sent.yield(frame) }
 
         func close(code: CloseCode, reason: String) async { continuation.finish() }
     }
 
     func frame(_ message: ServerMessage) -> TransportEvent { .frame(try! codec.encode(message)) }
+
+    func message(_ sequence: UInt64, _ data: JSONValue, on channel: String = "room") -> TransportEvent {
+        frame(.message(ChannelMessage(channel: channel, sequence: sequence, data: data)))
+    }
+
+    /// The next Tether request the session sent.
+    func nextRequest(_ sent: inout AsyncStream<TransportFrame>.Iterator) async throws -> ClientMessage? {
+        guard let frame = await sent.next() else { return nil }
+        return try codec.decodeClientMessage(frame)
+    }
 
     @Test("a batch is handled in order; a close inside it ends the connection and drops what follows")
     func batches() async throws {
@@ -64,11 +81,11 @@ struct SessionEventBatchTests {
             var sent = transport.sent.makeAsyncIterator()
             let connecting = Task { try await session.connect() }
             let connection = try #require(await opened.next())
-            #expect(await sent.next() == .authenticate(id: 1, token: Secret("test-token")))
+            #expect(try await nextRequest(&sent) == .authenticate(id: 1, token: Secret("test-token")))
             connection.push([frame(.ack(Ack(id: 1)))])
             try await connecting.value
             let subscribing = Task { try await session.subscribe(to: "room") }
-            #expect(await sent.next() == .subscribe(id: 2, channel: "room", since: nil))
+            #expect(try await nextRequest(&sent) == .subscribe(id: 2, channel: "room", since: nil))
             connection.push([
                 frame(.ack(Ack(id: 2, sequence: 0))),
                 frame(.message(ChannelMessage(channel: "room", sequence: 1, data: "a"))),
@@ -82,6 +99,76 @@ struct SessionEventBatchTests {
             #expect(try await messages.next()?.data == "b")
             try await status.waitFor { $0.reason?.code == .credentialsRejected }
             #expect(session.subscribedChannels["room"] == .some(2), "the message after the close was not delivered")
+        }
+    }
+
+    @Test("the messages of one read reach each subscriber in one step, duplicates dropped, the mirror already at the last one")
+    func deliveriesInOneStep() async throws {
+        let transport = BatchTransport()
+        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.tether(handshake: .afterAuthentication)) }
+        let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
+        try await withRunningSession(session) { _ in
+            var opened = transport.opened.makeAsyncIterator()
+            var sent = transport.sent.makeAsyncIterator()
+            let connecting = Task { try await session.connect() }
+            let connection = try #require(await opened.next())
+            #expect(try await nextRequest(&sent) == .authenticate(id: 1, token: Secret("test-token")))
+            connection.push([frame(.ack(Ack(id: 1)))])
+            try await connecting.value
+            let subscribing = Task { try await session.subscribe(to: "room") }
+            #expect(try await nextRequest(&sent) == .subscribe(id: 2, channel: "room", since: nil))
+            connection.push([frame(.ack(Ack(id: 2, sequence: 0)))])
+            let room = try await subscribing.value
+            let again = try await session.subscribe(to: "room")  // a second subscriber of the channel
+            let lobbying = Task { try await session.subscribe(to: "lobby") }
+            #expect(try await nextRequest(&sent) == .subscribe(id: 3, channel: "lobby", since: nil))
+            connection.push([frame(.ack(Ack(id: 3, sequence: 10)))])
+            let lobby = try await lobbying.value
+
+            connection.push([message(1, "a"), message(11, "x", on: "lobby"), message(2, "b"), message(2, "b again"), message(3, "c")])
+            var roomBatches = room.batches.makeAsyncIterator()
+            var againBatches = again.batches.makeAsyncIterator()
+            var lobbyBatches = lobby.batches.makeAsyncIterator()
+            let first = try #require(try await roomBatches.next())
+            #expect(first.map(\.data) == ["a", "b", "c"], "one step, the duplicate dropped")
+            #expect(session.subscribedChannels["room"] == .some(3), "mirrored before the app sees the messages")
+            #expect(try await againBatches.next()?.map(\.data) == ["a", "b", "c"])
+            #expect(try await lobbyBatches.next()?.map(\.data) == ["x"])
+
+            connection.push([message(4, "d")])
+            connection.push([message(5, "e"), message(6, "f")])
+            #expect(try await roomBatches.next()?.map(\.data) == ["d"], "a read is a step of its own")
+            #expect(try await roomBatches.next()?.map(\.data) == ["e", "f"])
+            _ = (again, lobby)
+        }
+    }
+
+    @Test("messages read together with their subscription's end reach the app before the end does")
+    func deliveriesBeforeTheEnd() async throws {
+        let transport = BatchTransport(subprotocol: "graphql-transport-ws")
+        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.graphQLTransportWS()) }
+        let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
+        try await withRunningSession(session) { status in
+            var opened = transport.opened.makeAsyncIterator()
+            var sent = transport.sent.makeAsyncIterator()
+            let connecting = Task { try await session.connect() }
+            let connection = try #require(await opened.next())
+            #expect(await sent.next() == .text(#"{"payload":{"token":"test-token"},"type":"connection_init"}"#))
+            connection.push([.frame(.text(#"{"type":"connection_ack"}"#))])
+            try await connecting.value
+            let subscription = try await session.subscribe(to: .graphQL("feed", query: "subscription { feed }"))
+            #expect(await sent.next() == .text(#"{"id":"s1","payload":{"query":"subscription { feed }"},"type":"subscribe"}"#))
+            connection.push([
+                .frame(.text(#"{"id":"s1","type":"next","payload":{"data":{"feed":1}}}"#)),
+                .frame(.text(#"{"id":"s1","type":"next","payload":{"data":{"feed":2}}}"#)),
+                .frame(.text(#"{"id":"s1","type":"error","payload":[{"message":"feed closed"}]}"#)),
+            ])
+            var messages = subscription.makeAsyncIterator()
+            #expect(try await messages.next()?.data == ["data": ["feed": 1]])
+            #expect(try await messages.next()?.data == ["data": ["feed": 2]])
+            await #expect(throws: SessionError.self) { _ = try await messages.next() }
+            #expect(session.subscribedChannels["feed"] == nil)
+            _ = status
         }
     }
 }
