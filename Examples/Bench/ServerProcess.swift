@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// A helper process the benchmarks start beside themselves — the reference server
 /// (`realtime-server`) or the delay proxy (`bench proxy`) — so that the measured process runs
@@ -53,12 +50,9 @@ final class ServerProcess: Sendable {
 
     /// GET `path` on the process's admin endpoint; the body.
     func admin(_ path: String) async throws -> String {
-        let url = URL(string: "http://127.0.0.1:\(port)\(path)")!
-        let (data, response) = try await URLSession.shared.data(from: url)
-        guard (response as? HTTPURLResponse)?.statusCode == 200 else {
-            throw BenchError("\(path): \(String(decoding: data, as: UTF8.self))")
-        }
-        return String(decoding: data, as: UTF8.self)
+        let (status, body) = try await AdminRequest.get(port: port, path: path)
+        guard status == 200 else { throw BenchError("\(path): \(body)") }
+        return body
     }
 
     /// Returns once the server has `count` WebSocket connections open (asks every 5 ms).
