@@ -12,6 +12,8 @@ struct ThroughputBench {
     let messages: Int
     let rounds: Int
     let busy: Bool
+    /// "session" or "raw": one side alone (to profile it), no ratio.
+    var only: String? = nil
     static let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 
     /// One round of one client: wall time and CPU time for `messages` messages.
@@ -36,6 +38,20 @@ struct ThroughputBench {
         try await BenchServerSet.withServer(rtt: .zero, retention: 10) { server, port in
             var session: [Round] = []
             var raw: [Round] = []
+            if let only {
+                for round in 0..<rounds {
+                    if only == "session" {
+                        session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
+                    } else {
+                        raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)"))
+                    }
+                }
+                let side = only == "session" ? session : raw
+                let cpu = side.map { $0.cpuSeconds / Double(messages) * 1e6 }.sorted()
+                let rates = side.map { Double(messages) / $0.seconds }.sorted()
+                print("  \(only) alone: median \(median(rates).formatted(0)) msgs/s, CPU median \(median(cpu).formatted(2)) µs/msg (min \(cpu[0].formatted(2)), max \(cpu[cpu.count - 1].formatted(2)))")
+                return
+            }
             for round in 0..<rounds {
                 // Alternate the order, so neither side always runs on a warmer machine.
                 if round.isMultiple(of: 2) {

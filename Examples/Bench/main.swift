@@ -6,7 +6,7 @@ import Foundation
 
 let usage = """
     usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME]
-           bench throughput [--messages N] [--rounds R] [--busy]
+           bench throughput [--messages N] [--rounds R] [--busy] [--only session|raw]
            bench proxy      --upstream-port P [--delay-ms MS] [--port-file F]
            bench reaction   [--cycles N]
            bench background [--minutes M]
@@ -49,7 +49,11 @@ do {
             while true { try await Task.sleep(for: .seconds(3600)) }
         }
     case "throughput":
-        try await ThroughputBench(messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 5), busy: arguments.contains("--busy")).run()
+        let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
+        guard only == nil || only == "session" || only == "raw" else { throw BenchError("--only takes session or raw") }
+        try await ThroughputBench(
+            messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 5), busy: arguments.contains("--busy"), only: only
+        ).run()
     case "spin":
         // A CPU-bound neighbour for `throughput --busy`: spins until killed, or until its parent
         // goes (Linux).
