@@ -229,24 +229,36 @@ extension Session {
     /// A message for the app: unless it is a duplicate, it is counted for the recovery and
     /// held for the channel's subscribers until the turn ends (``flushDeliveries()``).
     func deliver(_ message: ChannelMessage) {
-        guard Self.hold(message, in: &channels[message.channel]) else { return }
-        // Count it for the recovery first: when the app sees the last missed message, the
-        // recovery's report is already published.
-        recoveryDelivered(message)
-        if channels[message.channel]?.undelivered.count == 1 { deliveringChannels.append(message.channel) }
+        // In place, one lookup: the channel's state is not copied per message.
+        switch Self.hold(message, in: &channels[message.channel]) {
+        case .dropped: return
+        case .first: deliveringChannels.append(message.channel)
+        case .behindOthers: break
+        }
+        // Counted for the recovery before the app sees it: when the app sees the last missed
+        // message, the recovery's report is already published.
+        if Self.countForRecovery(message, in: &recovery) { checkRecoveryComplete() }
         if carryDepth == 0 { flushDeliveries() }
     }
 
+    enum Held {
+        /// A duplicate, or a channel not held: not delivered.
+        case dropped
+        /// The channel's first message of the turn.
+        case first
+        case behindOthers
+    }
+
     /// Holds `message` for the channel's subscribers, unless it is a duplicate (or the channel
-    /// is not held). In place: the channel's state is not copied per message.
-    private static func hold(_ message: ChannelMessage, in state: inout ChannelState?) -> Bool {
-        guard state != nil else { return false }
+    /// is not held).
+    private static func hold(_ message: ChannelMessage, in state: inout ChannelState?) -> Held {
+        guard state != nil else { return .dropped }
         if let sequence = message.sequence {
-            if let last = state?.lastSequence, sequence <= last { return false }
+            if let last = state?.lastSequence, sequence <= last { return .dropped }
             state?.lastSequence = sequence
         }
         state?.undelivered.append(message)
-        return true
+        return state?.undelivered.count == 1 ? .first : .behindOthers
     }
 
     /// Hands every channel's held messages to its subscribers, one batch each, after bringing

@@ -38,12 +38,7 @@ extension Session {
         }
     }
 
-    var currentAttemptID: UInt64? {
-        switch link {
-        case .idle: nil
-        case .opening(let attempt), .authenticating(let attempt, _), .open(let attempt, _, _): attempt.id
-        }
-    }
+    var currentAttemptID: UInt64? { linkAttemptID }
 
     /// Starts opening the socket of the controller's `attempt` (for the policy, or for a
     /// background refresh); its connect timeout and status come from the controller.
@@ -242,6 +237,16 @@ extension Session {
             sendHeartbeat()
         case .wire(let name):
             wireTimerFired(name)
+        }
+    }
+}
+
+extension Session.Link {
+    /// The attempt this link belongs to (`nil` when idle).
+    var attemptID: UInt64? {
+        switch self {
+        case .idle: nil
+        case .opening(let attempt), .authenticating(let attempt, _), .open(let attempt, _, _): attempt.id
         }
     }
 }

@@ -220,14 +220,15 @@ extension Session {
         replayEvent { $0.succeeded(.subscription(channel)) }
     }
 
-    /// A message was delivered: count it if it was missed while away.
-    func recoveryDelivered(_ message: ChannelMessage) {
-        guard let target = recovery?.targets[message.channel], let sequence = message.sequence else { return }
+    /// A message was delivered: counts it if it was missed while away, and returns whether it
+    /// was the last one a channel missed (then the recovery may be complete). In place: the
+    /// recovery is not copied per message.
+    static func countForRecovery(_ message: ChannelMessage, in recovery: inout Recovery?) -> Bool {
+        guard let sequence = message.sequence, let target = recovery?.targets[message.channel] else { return false }
         if sequence <= target { recovery?.caughtUp[message.channel, default: 0] += 1 }
-        if sequence >= target {
-            recovery?.targets[message.channel] = nil
-            checkRecoveryComplete()
-        }
+        guard sequence >= target else { return false }
+        recovery?.targets[message.channel] = nil
+        return true
     }
 
     /// Fully recovered? Then report, and end the recovery.

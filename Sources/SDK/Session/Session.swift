@@ -39,8 +39,14 @@ public actor Session {
     /// ``recoveryJournal`` read, without `await`.
     nonisolated let diagnostics = DiagnosticsMirror()
     var link: Link = .idle {
-        didSet { reconcileBackgroundTime() }
+        didSet {
+            linkAttemptID = link.attemptID
+            reconcileBackgroundTime()
+        }
     }
+    /// The attempt `link` belongs to, kept beside it: every inbound event checks it, and
+    /// reading it out of `link` would copy the link's payload each time.
+    private(set) var linkAttemptID: UInt64?
     /// The background time held now (see ``BackgroundTimeProvider``), and the close it waits
     /// for: the same keeper ``ConnectionController`` uses.
     var backgroundKeeper: BackgroundTimeKeeper

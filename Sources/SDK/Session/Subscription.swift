@@ -18,30 +18,49 @@ public struct Subscription: AsyncSequence, Sendable {
         Iterator(batches: batches.makeAsyncIterator())
     }
 
-    /// Reads a subscription's messages one at a time.
+    /// Reads a subscription's messages one at a time. The next message of a batch already
+    /// handed over is returned without suspending (inlined into the app's loop).
     public struct Iterator: AsyncIteratorProtocol {
-        var batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator
-        var pending: [ChannelMessage] = []
-        var index = 0
+        @usableFromInline var batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator
+        @usableFromInline var pending: [ChannelMessage] = []
+        @usableFromInline var index = 0
 
-        public mutating func next() async throws -> ChannelMessage? {
-            while index == pending.count {
-                guard let batch = try await batches.next() else { return nil }
-                pending = batch
-                index = 0
-            }
-            defer { index += 1 }
-            return pending[index]
+        init(batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator) {
+            self.batches = batches
         }
 
+        @inlinable
+        public mutating func next() async throws -> ChannelMessage? {
+            if index < pending.count {
+                defer { index += 1 }
+                return pending[index]
+            }
+            return try await nextBatch(isolation: nil)
+        }
+
+        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> ChannelMessage? {
-            while index == pending.count {
-                guard let batch = try await batches.next(isolation: actor) else { return nil }
+            if index < pending.count {
+                defer { index += 1 }
+                return pending[index]
+            }
+            return try await nextBatch(isolation: actor)
+        }
+
+        /// Waits for the next batch and returns its first message.
+        @usableFromInline
+        mutating func nextBatch(isolation actor: isolated (any Actor)?) async throws(any Error) -> ChannelMessage? {
+            repeat {
+                guard let batch = try await batches.next(isolation: actor) else {
+                    pending = []
+                    index = 0
+                    return nil
+                }
                 pending = batch
                 index = 0
-            }
-            defer { index += 1 }
-            return pending[index]
+            } while pending.isEmpty
+            index = 1
+            return pending[0]
         }
     }
 }
