@@ -3,6 +3,8 @@
 /// ends. Stop iterating (or drop it) to unsubscribe: dropping the last `Subscription` of a
 /// channel unsubscribes from it, so keep it alive while you want the channel (in a test, until
 /// its last line).
+///
+/// Iterate it from one task at a time. A new iterator goes on where the last one stopped.
 public struct Subscription: AsyncSequence, Sendable {
     public typealias Element = ChannelMessage
     public typealias Failure = any Error
@@ -13,54 +15,49 @@ public struct Subscription: AsyncSequence, Sendable {
     /// socket go to a subscriber in one step, so an app that keeps up wakes once per read, not
     /// once per message.
     let batches: AsyncThrowingStream<[ChannelMessage], any Error>
+    /// The rest of the batch being read, shared by every iterator of this subscription: an
+    /// iterator dropped halfway through a batch leaves its messages to the next one.
+    let held = Locked(HeldBatch())
 
-    public func makeAsyncIterator() -> Iterator {
-        Iterator(batches: batches.makeAsyncIterator())
+    init(channel: String, batches: AsyncThrowingStream<[ChannelMessage], any Error>) {
+        self.channel = channel
+        self.batches = batches
     }
 
-    /// Reads a subscription's messages one at a time. The next message of a batch already
-    /// handed over is returned without suspending (inlined into the app's loop).
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(batches: batches.makeAsyncIterator(), held: held)
+    }
+
+    struct HeldBatch: Sendable {
+        var messages: [ChannelMessage] = []
+        var index = 0
+
+        mutating func take() -> ChannelMessage? {
+            guard index < messages.count else { return nil }
+            defer {
+                index += 1
+                if index == messages.count { (messages, index) = ([], 0) }
+            }
+            return messages[index]
+        }
+    }
+
+    /// Reads a subscription's messages one at a time; the next message of a batch already
+    /// handed over is returned without suspending.
     public struct Iterator: AsyncIteratorProtocol {
-        @usableFromInline var batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator
-        @usableFromInline var pending: [ChannelMessage] = []
-        @usableFromInline var index = 0
+        var batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator
+        let held: Locked<HeldBatch>
 
-        init(batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator) {
-            self.batches = batches
-        }
-
-        @inlinable
         public mutating func next() async throws -> ChannelMessage? {
-            if index < pending.count {
-                defer { index += 1 }
-                return pending[index]
-            }
-            return try await nextBatch(isolation: nil)
+            try await next(isolation: nil)
         }
 
-        @inlinable
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> ChannelMessage? {
-            if index < pending.count {
-                defer { index += 1 }
-                return pending[index]
+            while true {
+                if let message = held.withLock({ $0.take() }) { return message }
+                guard let batch = try await batches.next(isolation: actor) else { return nil }
+                held.withLock { $0 = HeldBatch(messages: batch) }
             }
-            return try await nextBatch(isolation: actor)
-        }
-
-        /// Waits for the next batch and returns its first message.
-        @usableFromInline
-        mutating func nextBatch(isolation actor: isolated (any Actor)?) async throws(any Error) -> ChannelMessage? {
-            repeat {
-                guard let batch = try await batches.next(isolation: actor) else {
-                    pending = []
-                    index = 0
-                    return nil
-                }
-                pending = batch
-                index = 0
-            } while pending.isEmpty
-            index = 1
-            return pending[0]
         }
     }
 }

@@ -171,4 +171,35 @@ struct SessionEventBatchTests {
             _ = status
         }
     }
+
+    @Test("an iterator dropped halfway through a batch leaves the rest of it to the next iterator")
+    func iteratorsShareTheBatch() async throws {
+        let transport = BatchTransport()
+        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.tether(handshake: .afterAuthentication)) }
+        let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
+        try await withRunningSession(session) { _ in
+            var opened = transport.opened.makeAsyncIterator()
+            var sent = transport.sent.makeAsyncIterator()
+            let connecting = Task { try await session.connect() }
+            let connection = try #require(await opened.next())
+            _ = try await nextRequest(&sent)
+            connection.push([frame(.ack(Ack(id: 1)))])
+            try await connecting.value
+            let subscribing = Task { try await session.subscribe(to: "room") }
+            _ = try await nextRequest(&sent)
+            connection.push([frame(.ack(Ack(id: 2, sequence: 0)))])
+            let room = try await subscribing.value
+            connection.push([message(1, "a"), message(2, "b"), message(3, "c")])
+            for try await message in room {
+                #expect(message.data == "a")
+                break
+            }
+            var next = room.makeAsyncIterator()
+            #expect(try await next.next()?.data == "b")
+            #expect(try await next.next()?.data == "c")
+            connection.push([message(4, "d")])
+            var another = room.makeAsyncIterator()
+            #expect(try await another.next()?.data == "d")
+        }
+    }
 }
