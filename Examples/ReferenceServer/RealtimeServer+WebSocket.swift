@@ -10,20 +10,19 @@ extension RealtimeServer {
     /// A WebSocket connection the core knows, from the moment its upgrade completed.
     struct Registration: Sendable {
         let id: ServerCore.ConnectionID
-        let queue: AsyncStream<Outbound>
-        let continuation: AsyncStream<Outbound>.Continuation
+        let queue: OutboundQueue
     }
 
     /// Registers the upgraded `channel` with the core, on its event loop as the upgrade
     /// completes. A version-2 connection's answers (the carried subscriptions' `ok`s and
     /// catch-up) are written right behind the 101, not after the connection's tasks start.
     func register(_ channel: any Channel, upgrade: UpgradeAnswer) -> Registration {
-        let (queue, continuation) = AsyncStream<Outbound>.makeStream()
+        let queue = OutboundQueue()
         let (id, opened, first): (ServerCore.ConnectionID, [OneShot], [TransportFrame]) = state.withLock { state in
             state.nextID += 1
             state.acceptedTotal += 1
             let id = state.nextID
-            state.connections[id] = Connection(channel: channel, outbound: continuation)
+            state.connections[id] = Connection(channel: channel, outbound: queue)
             var outputs = state.core.connectionOpened(id, upgrade: upgrade)
             var first: [TransportFrame] = []
             if state.faults.frameDelay == .zero {
@@ -41,11 +40,11 @@ extension RealtimeServer {
             channel.flush()
         }
         for signal in opened { signal.fire() }
-        return Registration(id: id, queue: queue, continuation: continuation)
+        return Registration(id: id, queue: queue)
     }
 
     func serve(_ channel: NIOAsyncChannel<WebSocketFrame, WebSocketFrame>, registration: Registration) async {
-        let (id, queue, continuation) = (registration.id, registration.queue, registration.continuation)
+        let (id, queue) = (registration.id, registration.queue)
         let underlying = channel.channel
         let limits = configuration.limits
         let authTimer = underlying.eventLoop.scheduleTask(in: limits.authenticationTimeout.timeAmount) { [self] in
@@ -68,7 +67,7 @@ extension RealtimeServer {
         try? await channel.executeThenClose { inbound, outbound in
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await self.write(queue, of: id, to: outbound, channel: underlying) }
-                defer { continuation.finish() }
+                defer { queue.finish() }
                 for try await frame in inbound {
                     await holdWhileFrozen()
                     guard noteFrame(from: id) else { continue }
@@ -86,44 +85,56 @@ extension RealtimeServer {
                         try await outbound.write(WebSocketFrame(fin: true, opcode: .pong, data: frame.unmaskedData))
                     case .connectionClose:
                         try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: Self.closeReply(to: frame.unmaskedData)))
-                        continuation.finish()
+                        queue.finish()
                         group.cancelAll()
                         return
                     default:
                         break
                     }
                 }
-                continuation.finish()
+                queue.finish()
                 group.cancelAll()
             }
         }
     }
 
     /// The writer: frames in order, each after the emulated latency, none while frozen; the
-    /// bytes it takes leave the connection's queue.
+    /// bytes it takes leave the connection's queue. What was queued while it wrote goes out in
+    /// one write (one flush).
     private func write(
-        _ queue: AsyncStream<Outbound>, of id: ServerCore.ConnectionID,
+        _ queue: OutboundQueue, of id: ServerCore.ConnectionID,
         to outbound: NIOAsyncChannelOutboundWriter<WebSocketFrame>, channel: any Channel
     ) async throws {
-        for await item in queue {
+        while let items = await queue.next() {
             await holdWhileFrozen()
-            switch item {
-            case .frames(let frames, let at):
-                let delay = state.withLock { state in
-                    state.connections[id]?.queuedBytes -= frames.reduce(0) { $0 + $1.byteCount }
-                    return state.faults.frameDelay
+            var frames: [WebSocketFrame] = []
+            for item in items {
+                switch item {
+                case .frames(let batch, let at):
+                    let delay = state.withLock { state in
+                        state.connections[id]?.queuedBytes -= batch.reduce(0) { $0 + $1.byteCount }
+                        return state.faults.frameDelay
+                    }
+                    if delay > .zero {
+                        // Each batch leaves its own delay after it was produced: what is ahead of
+                        // it goes first.
+                        if !frames.isEmpty { try await outbound.write(contentsOf: frames) }
+                        frames = []
+                        try? await Task.sleep(until: at + delay, clock: .continuous)
+                    }
+                    frames += batch.map(Self.webSocketFrame)
+                case .close(let code, let reason):
+                    if !frames.isEmpty { try await outbound.write(contentsOf: frames) }
+                    var data = ByteBuffer()
+                    data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code.rawValue)))
+                    data.writeString(reason)
+                    try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
+                    // Give the client a moment to answer, then let the socket go.
+                    channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
+                    return
                 }
-                if delay > .zero { try? await Task.sleep(until: at + delay, clock: .continuous) }
-                try await outbound.write(contentsOf: frames.map(Self.webSocketFrame))
-            case .close(let code, let reason):
-                var data = ByteBuffer()
-                data.write(webSocketErrorCode: WebSocketErrorCode(codeNumber: Int(code.rawValue)))
-                data.writeString(reason)
-                try? await outbound.write(WebSocketFrame(fin: true, opcode: .connectionClose, data: data))
-                // Give the client a moment to answer, then let the socket go.
-                channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
-                return
             }
+            if !frames.isEmpty { try await outbound.write(contentsOf: frames) }
         }
     }
 

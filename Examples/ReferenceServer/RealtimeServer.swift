@@ -44,7 +44,7 @@ public final class RealtimeServer: Sendable {
 
     struct Connection {
         let channel: any Channel
-        let outbound: AsyncStream<Outbound>.Continuation
+        let outbound: OutboundQueue
         /// Bytes handed to the writer that it has not taken yet.
         var queuedBytes = 0
         /// When the client last sent a frame.
