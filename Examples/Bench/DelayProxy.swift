@@ -16,9 +16,13 @@ enum DelayProxy {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.autoRead, value: false)
+            // Whatever is there in one read: NIO's adaptive allocator starts at 2 KiB, and a
+            // replay's flight was forwarded in pieces, a read each.
+            .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 << 16))
             .childChannelInitializer { client in
                 ClientBootstrap(group: client.eventLoop)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
+                    .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 << 16))
                     .connect(host: "127.0.0.1", port: upstreamPort)
                     .flatMapThrowing { upstream in
                         try client.pipeline.syncOperations.addHandler(Forwarder(to: upstream, delay: .zero))
