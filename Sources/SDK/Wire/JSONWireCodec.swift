@@ -17,6 +17,12 @@ public struct JSONWireCodec: WireCodec, Hashable {
     // MARK: Client side
 
     public func encode(_ message: ClientMessage) throws(CodecError) -> TransportFrame {
+        if let text = try Self.envelopeText(message) {
+            guard text.utf8.count <= maxFrameBytes else {
+                throw CodecError(.oversize, "message of \(text.utf8.count) bytes exceeds the limit of \(maxFrameBytes)")
+            }
+            return .text(text)
+        }
         var object: [String: JSONValue] = ["id": JSONValue(message.id)]
         switch message {
         case .authenticate(_, let token):
@@ -130,6 +136,40 @@ public struct JSONWireCodec: WireCodec, Hashable {
     public func requestID(inRefused frame: TransportFrame) -> RequestID? {
         guard case .text(let text) = frame, text.utf8.count <= maxFrameBytes else { return nil }
         return JSONParser.topLevelMember("id", in: text)?.unsignedIntegerValue
+    }
+
+    /// The text of a message that is an envelope only (no app data), written directly — the
+    /// same text as through a ``JSONValue``, members in sorted order: a replay writes hundreds
+    /// of subscribes at once. `nil` for a message that carries app data (a publish).
+    static func envelopeText(_ message: ClientMessage) throws(CodecError) -> String? {
+        var text = "{"
+        switch message {
+        case .authenticate(let id, let token):
+            text += #""id":\#(id),"#
+            if let token {
+                text += #""token":"#
+                JSONWriter.writeString(token.revealedValue, into: &text)
+                text += ","
+            }
+            text += #""type":"auth"}"#
+        case .subscribe(let id, let channel, let since):
+            try checkChannel(channel)
+            text += #""channel":"#
+            JSONWriter.writeString(channel, into: &text)
+            text += #","id":\#(id),"#
+            if let since { text += #""since":\#(since),"# }
+            text += #""type":"subscribe"}"#
+        case .unsubscribe(let id, let channel):
+            try checkChannel(channel)
+            text += #""channel":"#
+            JSONWriter.writeString(channel, into: &text)
+            text += #","id":\#(id),"type":"unsubscribe"}"#
+        case .ping(let id):
+            text += #""id":\#(id),"type":"ping"}"#
+        case .publish:
+            return nil
+        }
+        return text
     }
 
     private func checkedFrame(_ value: JSONValue) throws(CodecError) -> TransportFrame {
