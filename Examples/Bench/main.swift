@@ -5,7 +5,7 @@ import Foundation
 // Each scenario prints its figures and ends with one summary line.
 
 let usage = """
-    usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME]
+    usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME] [--adapters]
            bench throughput [--messages N] [--rounds R] [--busy] [--only session|raw]
            bench proxy      --upstream-port P [--delay-ms MS] [--port-file F]
            bench reaction   [--cycles N]
@@ -37,7 +37,11 @@ do {
             modes = modes.filter { $0.name == arguments[index + 1] }
         }
         for count in counts {
-            try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs, modes: modes).run()
+            if arguments.contains("--adapters") {
+                try await AdapterRecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs).run()
+            } else {
+                try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs, modes: modes).run()
+            }
         }
     case "proxy":
         // The delay proxy as a process of its own (the benchmarks start it): serves until killed.
