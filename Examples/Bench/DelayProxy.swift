@@ -12,6 +12,8 @@ enum DelayProxy {
         delay: Duration, upstreamPort: Int, isolation: isolated (any Actor)? = #isolation, _ body: (Int) async throws -> Result
     ) async throws -> Result {
         let amount = TimeAmount.nanoseconds(delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
+        // An address, not a host name: no resolver on the way to the server.
+        let upstream = try SocketAddress(ipAddress: "127.0.0.1", port: upstreamPort)
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -23,7 +25,7 @@ enum DelayProxy {
                 ClientBootstrap(group: client.eventLoop)
                     .channelOption(.socketOption(.tcp_nodelay), value: 1)
                     .channelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: 1 << 16))
-                    .connect(host: "127.0.0.1", port: upstreamPort)
+                    .connect(to: upstream)
                     .flatMapThrowing { upstream in
                         try client.pipeline.syncOperations.addHandler(Forwarder(to: upstream, delay: .zero))
                         try upstream.pipeline.syncOperations.addHandler(Forwarder(to: client, delay: amount))

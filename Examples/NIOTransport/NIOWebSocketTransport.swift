@@ -57,10 +57,10 @@ public struct NIOWebSocketTransport: Transport {
         let pendingChannel = Locked<(any Channel)?>(nil)
         let upgrade: Upgrade
         do {
-            let negotiated: EventLoopFuture<Upgrade> = try await ClientBootstrap(group: group)
+            let bootstrap = ClientBootstrap(group: group)
                 .connectTimeout(timeout)
                 .channelOption(.socketOption(.tcp_nodelay), value: 1)
-                .connect(host: host, port: port) { channel in
+            let initialize: @Sendable (any Channel) -> EventLoopFuture<EventLoopFuture<Upgrade>> = { channel in
                     pendingChannel.withLock { $0 = channel }
                     return channel.eventLoop.makeCompletedFuture {
                         let upgrader = NIOTypedWebSocketClientUpgrader<Upgrade>(
@@ -112,6 +112,14 @@ public struct NIOWebSocketTransport: Transport {
                         pipeline.leftOverBytesStrategy = .forwardBytes
                         return try channel.pipeline.syncOperations.configureUpgradableHTTPClientPipeline(configuration: pipeline)
                     }
+                }
+            // An IP address needs no resolver (NIO's goes through getaddrinfo on a thread pool,
+            // a few hundred microseconds a connect).
+            let negotiated: EventLoopFuture<Upgrade> =
+                if let address = try? SocketAddress(ipAddress: host, port: port) {
+                    try await bootstrap.connect(to: address, channelInitializer: initialize)
+                } else {
+                    try await bootstrap.connect(host: host, port: port, channelInitializer: initialize)
                 }
             let deadline = negotiated.eventLoop.scheduleTask(in: timeout) {
                 pendingChannel.withLock { $0 }?.close(promise: nil)
