@@ -36,28 +36,33 @@ package enum TetherUpgrade {
 
     /// `id;channel[;since]` entries separated by `,`; the channel percent-encoded (every byte
     /// outside RFC 3986's unreserved characters), so any UTF-8 name fits a header.
+    /// Byte by byte, without Foundation (a list of a hundred is written at every reconnect).
     package static func encode(_ entries: [Entry]) -> String {
-        entries.map { entry in
-            var text = "\(entry.id);" + (entry.channel.addingPercentEncoding(withAllowedCharacters: .urlUnreserved) ?? "")
+        var text = ""
+        for (offset, entry) in entries.enumerated() {
+            if offset > 0 { text += "," }
+            text += "\(entry.id);"
+            percentEncode(entry.channel, into: &text)
             if let since = entry.since { text += ";\(since)" }
-            return text
-        }.joined(separator: ",")
+        }
+        return text
     }
 
     /// The entries of a `Tether-Resume` value; refuses a malformed one (and duplicate ids or
     /// channels, an empty or over-long channel name).
+    /// Byte by byte, without Foundation (a server reads one at every reconnect).
     package static func decode(_ value: String) throws(MalformedHeader) -> [Entry] {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = trimmingBlanks(Substring(value))
         guard !trimmed.isEmpty else { return [] }
         var entries: [Entry] = []
         var ids: Set<RequestID> = []
         var channels: Set<String> = []
         for item in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
-            let fields = item.trimmingCharacters(in: .whitespaces).split(separator: ";", omittingEmptySubsequences: false)
+            let fields = trimmingBlanks(item).split(separator: ";", omittingEmptySubsequences: false)
             guard fields.count == 2 || fields.count == 3, let id = RequestID(fields[0]) else {
                 throw MalformedHeader(description: "an entry is not id;channel[;since]: '\(item.prefix(80))'")
             }
-            guard let channel = String(fields[1]).removingPercentEncoding, !channel.isEmpty, channel.utf8.count <= 256 else {
+            guard let channel = percentDecode(fields[1]), !channel.isEmpty, channel.utf8.count <= 256 else {
                 throw MalformedHeader(description: "entry \(id): the channel is not 1 to 256 bytes of percent-encoded UTF-8")
             }
             var since: UInt64?
@@ -71,6 +76,55 @@ package enum TetherUpgrade {
             entries.append(Entry(id: id, channel: channel, since: since))
         }
         return entries
+    }
+
+    /// Every byte of `string`'s UTF-8 outside RFC 3986's unreserved characters as `%XX`.
+    package static func percentEncode(_ string: String, into text: inout String) {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(string.utf8.count)
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                bytes.append(byte)
+            default:
+                bytes += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        text += String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `%XX` sequences as bytes; `nil` for a `%` not followed by two hex digits, or bytes that
+    /// are not UTF-8.
+    package static func percentDecode(_ field: Substring) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(field.utf8.count)
+        var iterator = field.utf8.makeIterator()
+        func hexValue(_ byte: UInt8?) -> UInt8? {
+            switch byte {
+            case let byte? where (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte): byte - UInt8(ascii: "0")
+            case let byte? where (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte): byte - UInt8(ascii: "a") + 10
+            case let byte? where (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte): byte - UInt8(ascii: "A") + 10
+            default: nil
+            }
+        }
+        while let byte = iterator.next() {
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard let high = hexValue(iterator.next()), let low = hexValue(iterator.next()) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return String(validating: bytes, as: UTF8.self)
+    }
+
+    /// `text` without the spaces and tabs around it.
+    package static func trimmingBlanks(_ text: Substring) -> Substring {
+        let isBlank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isBlank($0) }), let last = text.lastIndex(where: { !isBlank($0) }) else { return "" }
+        return text[first...last]
     }
 
     /// `Bearer <token>`, or nil when the token cannot be a header value (a control character,

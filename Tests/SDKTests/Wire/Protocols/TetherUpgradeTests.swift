@@ -35,8 +35,26 @@ struct TetherUpgradeTests {
         #expect(try TetherUpgrade.decode(value) == entries)
     }
 
+    @Test("a channel is written with RFC 3986's percent-encoding, byte for byte as Foundation writes it, and read back", arguments: [
+        "room-1", "A-Z_a.z~09", "a,b;c%d e", "чат/😀", "tab\there", "\u{01}\u{7F}", "+=&?#[]@!$'()*",
+    ])
+    func percentEncoding(channel: String) throws {
+        var text = ""
+        TetherUpgrade.percentEncode(channel, into: &text)
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        #expect(text == channel.addingPercentEncoding(withAllowedCharacters: unreserved))
+        #expect(TetherUpgrade.percentDecode(Substring(text)) == channel)
+    }
+
+    @Test("lower-case hex digits and unescaped bytes read as well")
+    func percentDecodingLeniency() {
+        #expect(TetherUpgrade.percentDecode("caf%c3%a9") == "café")
+        #expect(TetherUpgrade.percentDecode("café+x") == "café+x")
+    }
+
     @Test("a malformed header is refused, naming the problem", arguments: [
         "1", "x;room", "1;room;-3", "1;room;2;9", "1;;5", "1;room,1;other", "1;room,2;room", "1;" + String(repeating: "a", count: 257),
+        "1;ro%G1om", "1;room%4", "1;room%", "1;%FF%FE",
     ])
     func headerRefused(value: String) {
         #expect(throws: TetherUpgrade.MalformedHeader.self) { try TetherUpgrade.decode(value) }
