@@ -72,6 +72,18 @@ public struct JSONWireCodec: WireCodec, Hashable {
 
     /// The frame for a message a server sends.
     public func encode(_ message: ServerMessage) throws(CodecError) -> TransportFrame {
+        // An acknowledgement or a pong, written directly (the same text, members in sorted
+        // order): a server answers a replay's hundreds of requests at once.
+        switch message {
+        case .ack(let ack):
+            var text = ack.gap ? #"{"gap":true,"id":\#(ack.id),"# : #"{"id":\#(ack.id),"#
+            if let sequence = ack.sequence { text += #""seq":\#(sequence),"# }
+            return .text(text + #""type":"ok"}"#)
+        case .pong(let id):
+            return .text(#"{"id":\#(id),"type":"pong"}"#)
+        case .message, .error:
+            break
+        }
         var object: [String: JSONValue] = [:]
         switch message {
         case .ack(let ack):

@@ -1,7 +1,8 @@
 @testable import SDK
 import Testing
 
-/// The envelope-only client messages are written directly, not through a ``JSONValue``: the
+/// The envelope-only messages (a client's auth, subscribe, unsubscribe and ping; a server's ok
+/// and pong) are written directly, not through a ``JSONValue``: the
 /// text must be the very text the generic writer makes (members in sorted order, the same
 /// escapes), and the same limits must hold.
 @Suite("JSONWireCodec: envelopes written directly")
@@ -30,6 +31,17 @@ struct JSONWireCodecEnvelopeTests {
         #expect(try codec.encode(.authenticate(id: 1, token: Secret("t\"ok\\en"))) == .text(generic(["id": 1, "token": "t\"ok\\en", "type": "auth"])))
         #expect(try codec.encode(.authenticate(id: 2, token: nil)) == .text(generic(["id": 2, "type": "auth"])))
         #expect(try codec.encode(.ping(id: 3)) == .text(generic(["id": 3, "type": "ping"])))
+    }
+
+    @Test("a server's ok and pong: the generic writer's text")
+    func serverEnvelopes() throws {
+        #expect(try codec.encode(ServerMessage.ack(Ack(id: 4))) == .text(generic(["id": 4, "type": "ok"])))
+        #expect(try codec.encode(ServerMessage.ack(Ack(id: 5, sequence: 0))) == .text(generic(["id": 5, "seq": 0, "type": "ok"])))
+        #expect(
+            try codec.encode(ServerMessage.ack(Ack(id: UInt64.max, sequence: UInt64.max, gap: true)))
+                == .text(generic(["gap": true, "id": JSONValue(UInt64.max), "seq": JSONValue(UInt64.max), "type": "ok"]))
+        )
+        #expect(try codec.encode(ServerMessage.pong(id: 6)) == .text(generic(["id": 6, "type": "pong"])))
     }
 
     @Test("the limits hold: no channel name, one over 256 bytes, a frame over the size limit")
