@@ -71,10 +71,14 @@ struct SessionEventBatchTests {
         return try codec.decodeClientMessage(frame)
     }
 
-    @Test("a batch is handled in order; a close inside it ends the connection and drops what follows")
-    func batches() async throws {
+    /// A session over a batching connection, its `auth` answered: the test goes on from there
+    /// with the connection and what the session sends after `auth`.
+    func withConnectedSession(
+        _ serverProtocol: ServerProtocol = .tether(handshake: .afterAuthentication),
+        _ body: (Session, BatchConnection, inout AsyncStream<TransportFrame>.Iterator, StatusRecorder) async throws -> Void
+    ) async throws {
         let transport = BatchTransport()
-        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.tether(handshake: .pipelined)) }
+        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(serverProtocol) }
         let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
         try await withRunningSession(session) { status in
             var opened = transport.opened.makeAsyncIterator()
@@ -84,14 +88,32 @@ struct SessionEventBatchTests {
             #expect(try await nextRequest(&sent) == .authenticate(id: 1, token: Secret("test-token")))
             connection.push([frame(.ack(Ack(id: 1)))])
             try await connecting.value
+            try await body(session, connection, &sent, status)
+        }
+    }
+
+    /// Subscribes to `channel`, the server acknowledging request `id` with its latest `sequence`.
+    func subscribe(
+        _ session: Session, to channel: String, id: RequestID, latest sequence: UInt64,
+        on connection: BatchConnection, _ sent: inout AsyncStream<TransportFrame>.Iterator
+    ) async throws -> Subscription {
+        let subscribing = Task { try await session.subscribe(to: channel) }
+        #expect(try await nextRequest(&sent) == .subscribe(id: id, channel: channel, since: nil))
+        connection.push([frame(.ack(Ack(id: id, sequence: sequence)))])
+        return try await subscribing.value
+    }
+
+    @Test("a batch is handled in order; a close inside it ends the connection and drops what follows")
+    func batches() async throws {
+        try await withConnectedSession(.tether(handshake: .pipelined)) { session, connection, sent, status in
             let subscribing = Task { try await session.subscribe(to: "room") }
             #expect(try await nextRequest(&sent) == .subscribe(id: 2, channel: "room", since: nil))
             connection.push([
                 frame(.ack(Ack(id: 2, sequence: 0))),
-                frame(.message(ChannelMessage(channel: "room", sequence: 1, data: "a"))),
-                frame(.message(ChannelMessage(channel: "room", sequence: 2, data: "b"))),
+                message(1, "a"),
+                message(2, "b"),
                 .closed(code: .unauthorized, reason: "credentials rejected"),
-                frame(.message(ChannelMessage(channel: "room", sequence: 3, data: "after the close"))),
+                message(3, "after the close"),
             ])
             let room = try await subscribing.value
             var messages = room.makeAsyncIterator()
@@ -104,26 +126,10 @@ struct SessionEventBatchTests {
 
     @Test("the messages of one read reach each subscriber in one step, duplicates dropped, the mirror already at the last one")
     func deliveriesInOneStep() async throws {
-        let transport = BatchTransport()
-        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.tether(handshake: .afterAuthentication)) }
-        let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
-        try await withRunningSession(session) { _ in
-            var opened = transport.opened.makeAsyncIterator()
-            var sent = transport.sent.makeAsyncIterator()
-            let connecting = Task { try await session.connect() }
-            let connection = try #require(await opened.next())
-            #expect(try await nextRequest(&sent) == .authenticate(id: 1, token: Secret("test-token")))
-            connection.push([frame(.ack(Ack(id: 1)))])
-            try await connecting.value
-            let subscribing = Task { try await session.subscribe(to: "room") }
-            #expect(try await nextRequest(&sent) == .subscribe(id: 2, channel: "room", since: nil))
-            connection.push([frame(.ack(Ack(id: 2, sequence: 0)))])
-            let room = try await subscribing.value
+        try await withConnectedSession { session, connection, sent, _ in
+            let room = try await subscribe(session, to: "room", id: 2, latest: 0, on: connection, &sent)
             let again = try await session.subscribe(to: "room")  // a second subscriber of the channel
-            let lobbying = Task { try await session.subscribe(to: "lobby") }
-            #expect(try await nextRequest(&sent) == .subscribe(id: 3, channel: "lobby", since: nil))
-            connection.push([frame(.ack(Ack(id: 3, sequence: 10)))])
-            let lobby = try await lobbying.value
+            let lobby = try await subscribe(session, to: "lobby", id: 3, latest: 10, on: connection, &sent)
 
             connection.push([message(1, "a"), message(11, "x", on: "lobby"), message(2, "b"), message(2, "b again"), message(3, "c")])
             var roomBatches = room.batches.makeAsyncIterator()
@@ -148,7 +154,7 @@ struct SessionEventBatchTests {
         let transport = BatchTransport(subprotocol: "graphql-transport-ws")
         let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.graphQLTransportWS()) }
         let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
-        try await withRunningSession(session) { status in
+        try await withRunningSession(session) { _ in
             var opened = transport.opened.makeAsyncIterator()
             var sent = transport.sent.makeAsyncIterator()
             let connecting = Task { try await session.connect() }
@@ -168,27 +174,13 @@ struct SessionEventBatchTests {
             #expect(try await messages.next()?.data == ["data": ["feed": 2]])
             await #expect(throws: SessionError.self) { _ = try await messages.next() }
             #expect(session.subscribedChannels["feed"] == nil)
-            _ = status
         }
     }
 
     @Test("an iterator dropped halfway through a batch leaves the rest of it to the next iterator")
     func iteratorsShareTheBatch() async throws {
-        let transport = BatchTransport()
-        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.tether(handshake: .afterAuthentication)) }
-        let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
-        try await withRunningSession(session) { _ in
-            var opened = transport.opened.makeAsyncIterator()
-            var sent = transport.sent.makeAsyncIterator()
-            let connecting = Task { try await session.connect() }
-            let connection = try #require(await opened.next())
-            _ = try await nextRequest(&sent)
-            connection.push([frame(.ack(Ack(id: 1)))])
-            try await connecting.value
-            let subscribing = Task { try await session.subscribe(to: "room") }
-            _ = try await nextRequest(&sent)
-            connection.push([frame(.ack(Ack(id: 2, sequence: 0)))])
-            let room = try await subscribing.value
+        try await withConnectedSession { session, connection, sent, _ in
+            let room = try await subscribe(session, to: "room", id: 2, latest: 0, on: connection, &sent)
             connection.push([message(1, "a"), message(2, "b"), message(3, "c")])
             for try await message in room {
                 #expect(message.data == "a")
