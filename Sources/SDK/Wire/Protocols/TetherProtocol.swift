@@ -82,7 +82,7 @@ package struct TetherProtocol: WireProtocolDescription {
         private enum Pending {
             case subscribe(SubscriptionID, resumed: Bool)
             /// Carried by the upgrade request; the core has not (yet) asked for it.
-            case carried(channel: String)
+            case carried(channel: String, resumed: Bool)
             case unsubscribe
             case publish(RequestID)
             case ping(RequestID)
@@ -116,7 +116,7 @@ package struct TetherProtocol: WireProtocolDescription {
                 // the carried subscriptions; the core's resubscribes claim them by channel.
                 phase = .ready
                 for entry in upgraded {
-                    pending[entry.id] = .carried(channel: entry.channel)
+                    pending[entry.id] = .carried(channel: entry.channel, resumed: entry.since != nil)
                     carried[entry.channel] = entry.id
                     nextWireID = max(nextWireID, entry.id)
                 }
@@ -156,7 +156,7 @@ package struct TetherProtocol: WireProtocolDescription {
                     return [.replied(request, .success(.acknowledged(position: nil, payload: nil)))]
                 case .unsubscribe:
                     return []
-                case .carried(let channel):
+                case .carried(let channel, _):
                     // The core dropped it before it asked: the server holds it, so let it go.
                     carried[channel] = nil
                     return sendUnsubscribe(channel)
@@ -182,7 +182,7 @@ package struct TetherProtocol: WireProtocolDescription {
                     return [.replied(request, .failure(failure))]
                 case .unsubscribe:
                     return []
-                case .carried(let channel):
+                case .carried(let channel, _):
                     carried[channel] = nil
                     return []
                 }
@@ -204,10 +204,10 @@ package struct TetherProtocol: WireProtocolDescription {
             switch command {
             case .subscribe(let subscription, let topic, _) where carried[topic.name] != nil:
                 // Asked for in the upgrade request: its answer is on the way.
-                guard let id = carried.removeValue(forKey: topic.name), case .carried? = pending[id] else { return [] }
+                guard let id = carried.removeValue(forKey: topic.name), case .carried(_, let resumed)? = pending[id] else { return [] }
                 channels[topic.name] = subscription
                 subscriptions[subscription] = topic.name
-                pending[id] = .subscribe(subscription, resumed: upgraded?.first { $0.id == id }?.since != nil)
+                pending[id] = .subscribe(subscription, resumed: resumed)
                 return []
             case .subscribe(let subscription, let topic, let resume):
                 let id = makeWireID()
