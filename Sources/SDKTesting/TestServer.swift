@@ -24,8 +24,11 @@ public final class TestServer: Sendable {
         var frames: [Received] = []
         var acceptedTotal = 0
         var answerDelay: (delay: Duration, clock: TestClock)?
-        /// Answers waiting for their delay, in the order they were made.
-        var delayed: [(due: TestClock.Instant, outputs: [ServerCore.Output])] = []
+        /// Answers waiting for their delay, in the order they were made, each with the task
+        /// that sleeps until it is due.
+        var delayed: [(serial: UInt64, due: TestClock.Instant, outputs: [ServerCore.Output])] = []
+        var delayTasks: [UInt64: Task<Void, Never>] = [:]
+        var nextDelaySerial: UInt64 = 0
         var isRefusing = false
         var isFrozen = false
         var losesNextPublishAck = false
@@ -173,7 +176,10 @@ public final class TestServer: Sendable {
     public func dropAllConnections(code: CloseCode? = .goingAway, reason: String = "dropped by test") {
         let dropped = state.withLock { state in
             defer { state.connections = [:] }
-            for id in state.connections.keys { state.core.connectionClosed(id) }
+            for id in state.connections.keys {
+                state.core.connectionClosed(id)
+                Self.dropDelayedAnswers(to: id, in: &state)
+            }
             return Array(state.connections.values)
         }
         for peer in dropped {
@@ -236,36 +242,55 @@ public final class TestServer: Sendable {
     /// Sends `outputs` now, or after the answer delay.
     private func answer(_ outputs: [ServerCore.Output]) {
         guard !outputs.isEmpty else { return }
-        let delay: (due: TestClock.Instant, clock: TestClock)? = state.withLock { state in
-            guard let (delay, clock) = state.answerDelay else { return nil }
+        let delayed: Bool = state.withLock { state in
+            guard let (delay, clock) = state.answerDelay else { return false }
             let due = clock.now.advanced(by: delay)
-            state.delayed.append((due, outputs))
-            return (due, clock)
-        }
-        guard let delay else {
-            perform(outputs)
-            return
-        }
-        // A unit of the clock's work until it is sent; asleep, it waits for the clock.
-        let activity = delay.clock.activity
-        activity.begin()
-        Task {
-            try? await delay.clock.sleepTracked(until: delay.due)
-            // Whichever wake-up comes first sends every answer due, in order.
-            let due: [[ServerCore.Output]] = self.state.withLock { state in
-                let now = delay.clock.now
-                let ready = state.delayed.prefix { $0.due <= now }
-                state.delayed.removeFirst(ready.count)
-                return ready.map(\.outputs)
+            state.nextDelaySerial += 1
+            let serial = state.nextDelaySerial
+            state.delayed.append((serial, due, outputs))
+            // A unit of the clock's work until it is sent; asleep, it waits for the clock.
+            let activity = clock.activity
+            activity.begin()
+            state.delayTasks[serial] = Task {
+                // Cancelled when every connection it answers is gone: it then sends nothing.
+                try? await clock.sleepTracked(until: due)
+                // Whichever wake-up comes first sends every answer due, in order.
+                let due: [[ServerCore.Output]] = self.state.withLock { state in
+                    state.delayTasks[serial] = nil
+                    let now = clock.now
+                    let ready = state.delayed.prefix { $0.due <= now }
+                    state.delayed.removeFirst(ready.count)
+                    return ready.map(\.outputs)
+                }
+                for outputs in due { self.perform(outputs) }
+                activity.end()
             }
-            for outputs in due { self.perform(outputs) }
-            activity.end()
+            return true
         }
+        if !delayed { perform(outputs) }
+    }
+
+    /// A connection is gone: the answers still waiting for it are dropped, and a wait left with
+    /// nothing to send ends now rather than sleep on the test clock after the test.
+    private static func dropDelayedAnswers(to id: ServerCore.ConnectionID, in state: inout State) {
+        guard !state.delayed.isEmpty else { return }
+        for index in state.delayed.indices {
+            state.delayed[index].outputs.removeAll { output in
+                switch output {
+                case .send(let target, _), .close(let target, _, _): target == id
+                }
+            }
+        }
+        for entry in state.delayed where entry.outputs.isEmpty {
+            state.delayTasks.removeValue(forKey: entry.serial)?.cancel()
+        }
+        state.delayed.removeAll { $0.outputs.isEmpty }
     }
 
     func clientClosed(_ id: ServerCore.ConnectionID) {
         let peer = state.withLock { state in
             state.core.connectionClosed(id)
+            Self.dropDelayedAnswers(to: id, in: &state)
             return state.connections.removeValue(forKey: id)
         }
         peer?.finish()
@@ -282,6 +307,7 @@ public final class TestServer: Sendable {
             case .close(let id, let code, let reason):
                 let peer = state.withLock { state in
                     state.core.connectionClosed(id)
+                    Self.dropDelayedAnswers(to: id, in: &state)
                     return state.connections.removeValue(forKey: id)
                 }
                 peer?.send(.closed(code: code, reason: reason))

@@ -111,6 +111,29 @@ struct TestServerTests {
         }
     }
 
+    @Test("a closed connection's delayed answers are dropped: nothing is left asleep on the clock for it; another's still come")
+    func delayedAnswersOfAClosedConnection() async throws {
+        let server = TestServer(tokens: ["t"]), clock = TestClock()
+        server.setAnswerDelay(.seconds(2), on: clock)
+        let url = URL(string: "ws://127.0.0.1/")!
+        let leaving = try await server.transport().open(url: url, headers: [:])
+        let staying = try await server.transport().open(url: url, headers: [:])
+        try await leaving.send(codec.encode(ClientMessage.authenticate(id: 1, token: Secret("t"))))
+        try await staying.send(codec.encode(ClientMessage.authenticate(id: 1, token: Secret("t"))))
+        await clock.settle()
+        #expect(clock.sleeperCount == 2, "each answer waits for the clock")
+        await leaving.close(code: .normal, reason: "")
+        await clock.settle()
+        #expect(clock.sleeperCount == 1, "the closed connection's answer no longer waits")
+        await clock.advance(through: .seconds(2))
+        var events = staying.events.makeAsyncIterator()
+        guard case .frame(let frame)? = await events.next() else { throw CodecError(.malformed, "no answer") }
+        #expect(try codec.decode(frame) == .ack(Ack(id: 1)))
+        #expect(clock.sleeperCount == 0)
+        await staying.close(code: .normal, reason: "")
+        server.setAnswerDelay(nil, on: clock)
+    }
+
     @Test("InMemoryTransport waits for its open count, which the session's close brings down")
     func transportWaits() async throws {
         let server = TestServer(), lifecycle = LifecycleDriver()
