@@ -99,38 +99,28 @@ struct AdapterRecoveryBench {
             .requestTimeout(.seconds(30))
             .connectTimeout(.seconds(30))
             .build()
-        let lifecycle = ManualLifecycleSource()
-        let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-        var samples: [Duration] = []
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await session.run() }
-            var reports = session.recoveryReports.makeAsyncIterator()
-            var statuses = session.statusUpdates.makeAsyncIterator()
-            var held: [Subscription] = []
-            for index in 0..<subscriptions { held.append(try await session.subscribe(to: backend.topic(index))) }
-            _ = await reports.next()  // the launch's recovery
-            for _ in 0..<runs {
-                await lifecycle.send(.background)
-                while let status = await statuses.next(), status.isConnected || status == .connecting {}
-                // Away for ten round trips: the old socket's close is over before the return.
-                try await Task.sleep(for: rtt * 10)
-                await lifecycle.send(.active)
-                guard let report = await reports.next() else { throw SessionError(.sessionEnded, "no recovery report") }
-                // A protocol that cannot resume reports every channel to refetch: recovered, but
-                // not complete; every step must still have succeeded.
+        var statuses = Optional<AsyncStream<ConnectionStatus>.Iterator>.none
+        let recoveries = try await RecoveryRuns(settings: settings, transport: NIOWebSocketTransport(), runs: runs, away: rtt * 10).measure(
+            subscribe: { session in
+                statuses = session.statusUpdates.makeAsyncIterator()
+                var held: [Subscription] = []
+                for index in 0..<subscriptions { held.append(try await session.subscribe(to: backend.topic(index))) }
+                return held
+            },
+            // Away for ten round trips: the old socket's close is over before the return.
+            whenGone: { _ in
+                while let status = await statuses?.next(), status.isConnected || status == .connecting {}
+            },
+            // A protocol that cannot resume reports every channel to refetch: recovered, but not
+            // complete; every step must still have succeeded.
+            check: { report in
                 guard report.steps.allSatisfy({ $0.outcome == .succeeded }) else {
                     throw SessionError(.rejected, "a recovery step failed over \(backend.name): \(report)")
                 }
-                samples.append(report.duration)
             }
-            withExtendedLifetime(held) {}
-            await session.shutdown()
-            group.cancelAll()
-        }
-        let sorted = samples.sorted()
-        let median = sorted[sorted.count / 2]
-        print("  \(backend.name) x\(runs), \(subscriptions) subscriptions: median \(median.milliseconds.formatted(1)) ms = \((median.milliseconds / rtt.milliseconds).formatted(2)) RTT "
-            + "(fewest possible: \(backend.minimumRounds) RTT — \(backend.rounds)) (min \(sorted[0].milliseconds.formatted(1)), max \(sorted[sorted.count - 1].milliseconds.formatted(1)))")
-        return median
+        )
+        print("  \(backend.name) x\(runs), \(subscriptions) subscriptions: "
+            + recoveries.summary(rtt: rtt, note: " (fewest possible: \(backend.minimumRounds) RTT — \(backend.rounds))"))
+        return recoveries.median
     }
 }

@@ -52,40 +52,26 @@ struct RecoveryBench {
             .requestTimeout(.seconds(120))
             .connectTimeout(.seconds(30))
             .build()
-        let lifecycle = ManualLifecycleSource()
-        let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-        var samples: [Duration] = []
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { await session.run() }
-            var reports = session.recoveryReports.makeAsyncIterator()
-            var held: [Subscription] = []
-            for index in 0..<subscriptions { held.append(try await session.subscribe(to: "channel-\(index)")) }
-            _ = await reports.next()  // the launch's recovery
-            for run in 0..<runs {
-                await lifecycle.send(.background)
-                try await server.waitForNoConnections()
-                // Away for ten round trips, as an app is away for seconds: the old socket's close
-                // handshake (its answers delayed like every other byte) is over before the return.
-                try await Task.sleep(for: rtt * 10)
-                // Something to catch up on every channel, published while the app is away.
-                try await server.publish(toEach: "channel-", count: subscriptions, text: "\(run)")
-                await lifecycle.send(.active)
-                guard let report = await reports.next() else { throw SessionError(.sessionEnded, "no recovery report") }
+        let recoveries = try await RecoveryRuns(settings: settings, transport: NIOWebSocketTransport(), runs: runs, away: rtt * 10).measure(
+            subscribe: { session in
+                var held: [Subscription] = []
+                for index in 0..<subscriptions { held.append(try await session.subscribe(to: "channel-\(index)")) }
+                return held
+            },
+            // Away for ten round trips, as an app is away for seconds: the old socket's close
+            // handshake (its answers delayed like every other byte) is over before the return.
+            whenGone: { _ in try await server.waitForNoConnections() },
+            // Something to catch up on every channel, published while the app is away.
+            beforeReturn: { run in try await server.publish(toEach: "channel-", count: subscriptions, text: "\(run)") },
+            check: { report in
                 guard report.isComplete, report.caughtUp.values.reduce(0, +) == subscriptions else {
                     throw SessionError(.rejected, "incomplete recovery: \(report)")
                 }
-                samples.append(report.duration)
             }
-            withExtendedLifetime(held) {}
-            await session.shutdown()
-            group.cancelAll()
-        }
-        let sorted = samples.sorted()
-        let median = sorted[sorted.count / 2]
+        )
         let minimum = mode.minimumRounds > 0 ? " (fewest possible: \(mode.minimumRounds) RTT)" : ""
-        print("  \(mode.name) x\(runs): median \(median.milliseconds.formatted(1)) ms = \((median.milliseconds / rtt.milliseconds).formatted(2)) RTT\(minimum) "
-            + "(min \(sorted[0].milliseconds.formatted(1)), max \(sorted[sorted.count - 1].milliseconds.formatted(1)))")
-        return median
+        print("  \(mode.name) x\(runs): " + recoveries.summary(rtt: rtt, note: minimum))
+        return recoveries.median
     }
 }
 

@@ -1,0 +1,59 @@
+import SDK
+
+/// What every recovery bench measures, the same way: the app goes to the background, the old
+/// connection is gone, the app stays away, returns, and the recovery report's duration (from
+/// the return to fully recovered) is one sample.
+struct RecoveryRuns {
+    let settings: AppSettings
+    let transport: any Transport
+    let runs: Int
+    /// How long the app stays away: long enough for the old socket's close to be over.
+    let away: Duration
+
+    /// Runs a session through the launch and `runs` returns; `subscribe` makes its subscriptions,
+    /// `whenGone` waits until the old connection is gone, `beforeReturn` runs while the app is
+    /// away, and `check` accepts each report (throwing ends the bench).
+    func measure(
+        subscribe: (Session) async throws -> [Subscription],
+        whenGone: (Session) async throws -> Void,
+        beforeReturn: (Int) async throws -> Void = { _ in },
+        check: (RecoveryReport) throws -> Void
+    ) async throws -> RecoverySamples {
+        let lifecycle = ManualLifecycleSource()
+        let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
+        var samples: [Duration] = []
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await session.run() }
+            var reports = session.recoveryReports.makeAsyncIterator()
+            let held = try await subscribe(session)
+            _ = await reports.next()  // the launch's recovery
+            for run in 0..<runs {
+                await lifecycle.send(.background)
+                try await whenGone(session)
+                try await Task.sleep(for: away)
+                try await beforeReturn(run)
+                await lifecycle.send(.active)
+                guard let report = await reports.next() else { throw SessionError(.sessionEnded, "no recovery report") }
+                try check(report)
+                samples.append(report.duration)
+            }
+            withExtendedLifetime(held) {}
+            await session.shutdown()
+            group.cancelAll()
+        }
+        return RecoverySamples(sorted: samples.sorted())
+    }
+}
+
+/// Recovery durations, sorted.
+struct RecoverySamples {
+    let sorted: [Duration]
+
+    var median: Duration { sorted[sorted.count / 2] }
+
+    /// "median M ms = R RTT …(min A, max B)", with `note` between the two.
+    func summary(rtt: Duration, note: String = "") -> String {
+        "median \(median.milliseconds.formatted(1)) ms = \((median.milliseconds / rtt.milliseconds).formatted(2)) RTT\(note) "
+            + "(min \(sorted[0].milliseconds.formatted(1)), max \(sorted[sorted.count - 1].milliseconds.formatted(1)))"
+    }
+}
