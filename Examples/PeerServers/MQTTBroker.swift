@@ -73,18 +73,35 @@ public final class MQTTBroker: Sendable {
     /// process where a stopped one was (same ports, same persistence).
     public static func start(restarting previous: MQTTBroker? = nil, persistence: Bool = true) async throws -> MQTTBroker {
         let mosquitto = try await provisioning.mosquitto()
-        let environment = libraryPath(for: mosquitto)
-        let directory: URL
-        let port: Int, tcpPort: Int
         if let previous {
-            (directory, port, tcpPort) = (previous.directory, previous.port, previous.tcpPort)
-        } else {
-            directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-mosquitto-\(UUID().uuidString)")
+            let child = try await launch(mosquitto, in: previous.directory, port: previous.port, tcpPort: previous.tcpPort, persistence: persistence)
+            return MQTTBroker(child: child, port: previous.port, tcpPort: previous.tcpPort, directory: previous.directory)
+        }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tether-mosquitto-\(UUID().uuidString)")
+        do {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
             try await writePasswordFile(to: directory.appendingPathComponent("passwords"), mosquitto: mosquitto)
-            port = try freePort()
-            tcpPort = try freePort()
+            // A free port can be taken by another process before mosquitto binds it: new ports,
+            // up to three times.
+            var attempt = 0
+            while true {
+                attempt += 1
+                let ports = try freePorts(2)
+                do {
+                    let child = try await launch(mosquitto, in: directory, port: ports[0], tcpPort: ports[1], persistence: persistence)
+                    return MQTTBroker(child: child, port: ports[0], tcpPort: ports[1], directory: directory)
+                } catch let error as PeerServer.Unavailable where error.description.contains("Unable to create") && attempt < 3 {
+                    continue
+                }
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
         }
+    }
+
+    /// Writes the broker's configuration into `directory`, starts it, and waits until it runs.
+    private static func launch(_ mosquitto: URL, in directory: URL, port: Int, tcpPort: Int, persistence: Bool) async throws -> ChildProcess {
         let configuration = """
         per_listener_settings false
         allow_anonymous false
@@ -108,23 +125,15 @@ public final class MQTTBroker: Sendable {
         let file = directory.appendingPathComponent("mosquitto.conf")
         try configuration.write(to: file, atomically: true, encoding: .utf8)
         let tether = PeerServer.apps.appendingPathComponent("tethered.py").path
-        let child = try ChildProcess("/usr/bin/env", ["python3", tether, "--exec", mosquitto.path, "-c", file.path], environment: environment)
+        let child = try ChildProcess("/usr/bin/env", ["python3", tether, "--exec", mosquitto.path, "-c", file.path], environment: libraryPath(for: mosquitto))
         // The stderr log is unbuffered: "running" arrives as it is written (stdout would not).
-        let running: Bool
-        do {
-            running = try await waitUntilRunning(child)
-        } catch {
-            if previous == nil { try? FileManager.default.removeItem(at: directory) }
-            throw error
-        }
-        guard running else {
+        guard try await waitUntilRunning(child) else {
             child.send(SIGKILL)
             await child.exited()
-            if previous == nil { try? FileManager.default.removeItem(at: directory) }
             throw PeerServer.Unavailable(description: "mosquitto did not report running within 30 s")
         }
         Task.detached { for await _ in child.lines {} }
-        return MQTTBroker(child: child, port: port, tcpPort: tcpPort, directory: directory)
+        return child
     }
 
     /// True once the broker logs that it runs; false after 30 s; throws when it exits first.
@@ -202,19 +211,27 @@ public final class MQTTBroker: Sendable {
     }
 
     /// A port nothing listens on now (the kernel's pick; mosquitto cannot be asked for port 0).
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw PeerServer.Unavailable(description: "socket() failed: errno \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        guard bound == 0 else { throw PeerServer.Unavailable(description: "bind() failed: errno \(errno)") }
-        let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        guard named == 0 else { throw PeerServer.Unavailable(description: "getsockname() failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
+    /// `count` distinct free loopback ports: each socket stays bound until all are chosen (a
+    /// port released at once can be handed out again by the next call).
+    private static func freePorts(_ count: Int) throws -> [Int] {
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        var ports: [Int] = []
+        for _ in 0..<count {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            guard fd >= 0 else { throw PeerServer.Unavailable(description: "socket() failed: errno \(errno)") }
+            sockets.append(fd)
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = 0
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+            guard bound == 0 else { throw PeerServer.Unavailable(description: "bind() failed: errno \(errno)") }
+            let named = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+            guard named == 0 else { throw PeerServer.Unavailable(description: "getsockname() failed: errno \(errno)") }
+            ports.append(Int(UInt16(bigEndian: address.sin_port)))
+        }
+        return ports
     }
 }
