@@ -2,9 +2,10 @@ import Foundation
 import SDK
 
 /// Drives a protocol adapter's pure machine over a real WebSocket, the way the session core
-/// will: frames from the socket go into the machine, its `send`s go onto the socket, its other
-/// actions are handed to the test, in order. Timers are recorded, not run (a test fires one with
-/// ``fire(_:)``). Every wait has a deadline.
+/// does: frames from the socket go into the machine as they arrive (so the server's pings are
+/// answered whether or not the test is reading), its `send`s go onto the socket in order, its
+/// other actions are kept for the test, in order. Timers are recorded, not run (a test fires one
+/// with ``fire(_:)``). Every wait has a deadline.
 actor MachineDriver<Machine: WireMachine> {
     struct Timeout: Error, CustomStringConvertible {
         let description: String
@@ -12,9 +13,16 @@ actor MachineDriver<Machine: WireMachine> {
 
     private var machine: Machine
     private let connection: any TransportConnection
-    private let inbox = EventInbox()
-    private let pump: Task<Void, Never>
+    private var pump: Task<Void, Never>?
     private var actions: [WireAction] = []
+    /// Fired when an action is kept or the connection ends.
+    private var changed = OneShot()
+    /// Frames the machine sent that are not on the socket yet, and whether a caller is writing
+    /// them (one writer at a time keeps them in order).
+    private var unsent: [TransportFrame] = []
+    private var writing = false
+    /// What the first failed write threw: every later send fails with it.
+    private var writeFailure: (any Error)?
     /// Every frame the machine sent, in order.
     private(set) var sent: [TransportFrame] = []
     /// The timers armed now, with their delays.
@@ -25,15 +33,18 @@ actor MachineDriver<Machine: WireMachine> {
     init(_ machine: Machine, over connection: any TransportConnection) {
         self.machine = machine
         self.connection = connection
-        // One reader of the connection's events, for its whole life: a wait that times out
-        // must not cancel the stream's reader (that would end the stream).
-        pump = Task { [inbox] in
-            for await event in connection.events { inbox.append(event) }
-            inbox.append(nil)
-        }
     }
 
     func start(credentials: Secret?) async throws {
+        // One reader of the connection's events for its whole life, started with the machine:
+        // a wait that times out must not cancel the stream's reader (that would end the stream).
+        if pump == nil {
+            let events = connection.events
+            pump = Task { [weak self] in
+                for await event in events { await self?.arrived(event) }
+                await self?.arrived(nil)
+            }
+        }
         try await carry(machine.start(credentials: credentials))
     }
 
@@ -45,28 +56,14 @@ actor MachineDriver<Machine: WireMachine> {
         try await carry(machine.timerFired(timer))
     }
 
-    /// The next action that is not a send or a timer (those are carried out), reading the
-    /// socket as needed; nil once the connection has ended.
+    /// The next action that is not a send or a timer (those are carried out); nil once the
+    /// connection has ended and every action was taken.
     func next(within limit: Duration = .seconds(10)) async throws -> WireAction? {
         let deadline = ContinuousClock.now + limit
         while actions.isEmpty {
             guard serverClose == nil else { return nil }
             guard ContinuousClock.now < deadline else { throw Timeout(description: "no action within \(limit); sent \(sent)") }
-            let remaining = deadline - .now
-            let (taken, signal) = inbox.take()
-            let event: TransportEvent??
-            if let taken {
-                event = .some(taken)
-            } else {
-                _ = await signal.wait(upTo: remaining)
-                continue
-            }
-            switch event {
-            case .none: continue
-            case .some(.none): serverClose = (nil, "the connection's events ended")
-            case .some(.some(.frame(let frame))): try await carry(machine.receive(frame))
-            case .some(.some(.closed(let code, let reason))): serverClose = (code, reason)
-            }
+            _ = await changed.wait(upTo: deadline - .now)
         }
         return actions.removeFirst()
     }
@@ -91,52 +88,68 @@ actor MachineDriver<Machine: WireMachine> {
 
     func close() async {
         await connection.close(code: .normal, reason: "test done")
-        pump.cancel()
+        pump?.cancel()
+    }
+
+    /// An event from the socket (nil: the events ended).
+    private func arrived(_ event: TransportEvent?) async {
+        switch event {
+        case .frame(let frame)?:
+            // A write that fails here shows as the connection's end (its close event follows).
+            try? await carry(machine.receive(frame))
+        case .closed(let code, let reason)?:
+            if serverClose == nil { serverClose = (code, reason) }
+        case nil:
+            if serverClose == nil { serverClose = (nil, "the connection's events ended") }
+        }
+        changed.fire()
+        changed = OneShot()
     }
 
     private func carry(_ produced: [WireAction]) async throws {
+        var kept = false
         for action in produced {
             switch action {
             case .send(let frame):
                 sent.append(frame)
-                try await connection.send(frame)
+                unsent.append(frame)
             case .arm(let timer, let delay):
                 armed[timer] = delay
             case .cancel(let timer):
                 armed[timer] = nil
             case .end(let ending):
                 actions.append(action)
+                kept = true
+                try await writeUnsent()
                 await connection.close(code: ending.closeCode, reason: "ended by the machine")
             default:
                 actions.append(action)
+                kept = true
             }
         }
-    }
-}
-
-/// The connection's events as they came, with a signal of the next one.
-private final class EventInbox: Sendable {
-    private struct State {
-        /// `.some(nil)`: the events ended.
-        var events: [TransportEvent?] = []
-        var signal = OneShot()
-    }
-
-    private let state = Locked(State())
-
-    func append(_ event: TransportEvent?) {
-        let signal = state.withLock { state in
-            state.events.append(event)
-            defer { state.signal = OneShot() }
-            return state.signal
+        if kept {
+            changed.fire()
+            changed = OneShot()
         }
-        signal.fire()
+        try await writeUnsent()
     }
 
-    /// The oldest event not taken yet (`.some(nil)`: the end), and the signal of the next.
-    func take() -> (TransportEvent??, OneShot) {
-        state.withLock { state in
-            (state.events.isEmpty ? nil : .some(state.events.removeFirst()), state.signal)
+    /// Writes the frames not written yet, in order; a caller that finds another writing leaves
+    /// its frames to that one.
+    private func writeUnsent() async throws {
+        if let writeFailure { throw writeFailure }
+        guard !writing else { return }
+        writing = true
+        defer { writing = false }
+        while !unsent.isEmpty {
+            let frame = unsent.removeFirst()
+            do {
+                try await connection.send(frame)
+            } catch {
+                writeFailure = error
+                unsent = []
+                throw error
+            }
         }
     }
 }
