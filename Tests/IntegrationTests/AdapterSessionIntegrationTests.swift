@@ -67,10 +67,7 @@ struct AdapterSessionIntegrationTests {
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: try backend.settings(port: server.port, token: "wrong"), transport: transport)
             try await withRunningSession(session) { status in
-                try await status.waitFor { if case .disconnected(let reason) = $0 { reason.code == .credentialsRejected } else { false } }
-                // Ten backoff periods: a retry loop would have opened more sockets by now.
-                try await Task.sleep(for: .seconds(1))
-                #expect(transport.openedCount == 1)
+                try await expectRejectedWithoutRetry(status, transport: transport)
                 if case .disconnected(let reason) = session.status { #expect(reason.code == .credentialsRejected) } else { Issue.record("reconnected: \(session.status)") }
             }
         }
