@@ -14,14 +14,18 @@ extension RealtimeServer {
     }
 
     /// Registers the upgraded `channel` with the core, on its event loop as the upgrade
-    /// completes. A version-2 connection's answers (the carried subscriptions' `ok`s and
-    /// catch-up) are written right behind the 101, not after the connection's tasks start.
-    func register(_ channel: any Channel, upgrade: UpgradeAnswer) -> Registration {
+    /// completes, with the answer its upgrade was given (taken under the same lock, so a close
+    /// of every connection finds it either upgrading or registered). A version-2 connection's
+    /// answers (the carried subscriptions' `ok`s and catch-up) are written right behind the
+    /// 101, not after the connection's tasks start.
+    func register(_ channel: any Channel) -> Registration {
         let queue = OutboundQueue()
-        let (id, opened, first): (ServerCore.ConnectionID, [OneShot], [TransportFrame]) = state.withLock { state in
+        let (id, opened, first, drop): (ServerCore.ConnectionID, [OneShot], [TransportFrame], Bool) = state.withLock { state in
             state.nextID += 1
             state.acceptedTotal += 1
             let id = state.nextID
+            let key = ObjectIdentifier(channel)
+            let upgrade = state.upgrades.removeValue(forKey: key) ?? .version1
             state.connections[id] = Connection(channel: channel, outbound: queue)
             var outputs = state.core.connectionOpened(id, upgrade: upgrade)
             var first: [TransportFrame] = []
@@ -33,13 +37,20 @@ extension RealtimeServer {
                 }
             }
             Self.dispatch(outputs, in: &state, limits: configuration.limits)
-            return (id, state.readyWaiters(), first)
+            var drop = false
+            switch state.closesDuringUpgrade.removeValue(forKey: key) {
+            case .frame(let code, let reason)?: Self.close(id, code: code, reason: reason, in: &state)
+            case .drop?: drop = true
+            case nil: break
+            }
+            return (id, state.readyWaiters(), first, drop)
         }
         if !first.isEmpty {
             for frame in first { channel.write(Self.webSocketFrame(frame), promise: nil) }
             channel.flush()
         }
         for signal in opened { signal.fire() }
+        if drop { channel.close(promise: nil) }
         return Registration(id: id, queue: queue)
     }
 

@@ -68,7 +68,19 @@ public final class RealtimeServer: Sendable {
         /// How each upgrade in progress was answered, by its channel: from the decision to the
         /// WebSocket (or the refusal's HTTP answer).
         var upgrades: [ObjectIdentifier: UpgradeAnswer] = [:]
+        /// Closes asked for while an accepted upgrade was in progress (its 101 can reach the
+        /// client before the connection is registered): carried out as it registers.
+        var closesDuringUpgrade: [ObjectIdentifier: CloseDuringUpgrade] = [:]
+
+        /// Marks every accepted upgrade in progress to be closed (or dropped) as it registers.
+        mutating func closeUpgrading(_ close: CloseDuringUpgrade) {
+            for (channel, answer) in upgrades {
+                if case .refuse = answer { continue }
+                closesDuringUpgrade[channel] = close
+            }
+        }
         var upgradeRequests = 0
+        var upgradeRequestWaiters = CountWaiters(.atLeast)
         var refusedUpgrades = 0
 
         mutating func readyWaiters() -> [OneShot] {
@@ -136,6 +148,12 @@ public final class RealtimeServer: Sendable {
     /// Connections closed because they did not authenticate in time, or went idle.
     public var timeoutCloseCount: Int { state.withLock { $0.timeoutCloses } }
 
+    /// Returns once the server has decided at least `count` upgrade requests (before it answers).
+    public func waitForUpgradeRequests(_ count: Int) async {
+        let signal = state.withLock { $0.upgradeRequestWaiters.register(target: count, count: $0.upgradeRequests) }
+        await signal?.wait()
+    }
+
     /// Returns once exactly `count` WebSocket connections are open.
     public func waitForOpenConnections(_ count: Int) async {
         let signal = state.withLock { $0.connectionWaiters.register(target: count, count: $0.connections.count) }
@@ -187,8 +205,18 @@ public final class RealtimeServer: Sendable {
 
     /// Drops every connection without a close frame (as a network loss would).
     public func dropAllConnections() {
-        let channels = state.withLock { $0.connections.values.map(\.channel) }
+        let channels = state.withLock { state in
+            state.closeUpgrading(.drop)
+            return state.connections.values.map(\.channel)
+        }
         for channel in channels { channel.close(promise: nil) }
+    }
+
+    /// What ``closeAllConnections(code:reason:)`` or ``dropAllConnections()`` asked of a
+    /// connection that was still upgrading.
+    enum CloseDuringUpgrade {
+        case frame(CloseCode, reason: String)
+        case drop
     }
 
     /// Closes every connection with a close frame carrying `code` and `reason`. A code that
@@ -197,6 +225,7 @@ public final class RealtimeServer: Sendable {
         guard code.mayBeSent else { throw InvalidCloseCode(code: code) }
         state.withLock { state in
             for id in state.connections.keys { Self.close(id, code: code, reason: reason, in: &state) }
+            state.closeUpgrading(.frame(code, reason: reason))
         }
     }
 
@@ -301,18 +330,23 @@ public final class RealtimeServer: Sendable {
         let offered = head.headers["Sec-WebSocket-Protocol"].flatMap { $0.split(separator: ",") }.map { $0.split(separator: " ").joined() }
         var headers: [String: String] = [:]
         for (name, value) in head.headers { headers[name] = headers[name].map { "\($0), \(value)" } ?? value }
-        return state.withLock { state in
+        let (answer, decided) = state.withLock { state in
             let answer = state.core.answerUpgrade(subprotocols: offered, headers: headers)
             state.upgrades[ObjectIdentifier(channel)] = answer
             state.upgradeRequests += 1
             if case .refuse = answer { state.refusedUpgrades += 1 }
-            return answer
+            return (answer, state.upgradeRequestWaiters.ready(count: state.upgradeRequests))
         }
+        for signal in decided { signal.fire() }
+        return answer
     }
 
     /// The answer ``answerUpgrade(_:on:)`` gave for `channel`, forgotten.
     func takeUpgradeAnswer(of channel: any Channel) -> UpgradeAnswer? {
-        state.withLock { $0.upgrades.removeValue(forKey: ObjectIdentifier(channel)) }
+        state.withLock { state in
+            state.closesDuringUpgrade[ObjectIdentifier(channel)] = nil
+            return state.upgrades.removeValue(forKey: ObjectIdentifier(channel))
+        }
     }
 
     /// Binds, reports the port, and serves until the calling task is cancelled.
@@ -351,7 +385,7 @@ public final class RealtimeServer: Sendable {
                                     NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 20)
                                 )
                                 let wrapped = try NIOAsyncChannel<WebSocketFrame, WebSocketFrame>(wrappingChannelSynchronously: channel)
-                                let registration = register(channel, upgrade: takeUpgradeAnswer(of: channel) ?? .version1)
+                                let registration = register(channel)
                                 return Accepted.websocket(wrapped, registration)
                             }
                         }

@@ -144,6 +144,24 @@ struct ReferenceServerIntegrationTests {
         }
     }
 
+    @Test("closing every connection reaches one whose upgrade is still being answered (its 101 can reach the client before the server registers it)")
+    func closeDuringUpgrade() async throws {
+        var configuration = RealtimeServer.Configuration(tokens: ["it-token"])
+        // The 101 leaves 500 ms after the server decided the upgrade: the close comes in between.
+        configuration.faults.frameDelay = .milliseconds(500)
+        try await withReferenceServer(configuration) { server, port in
+            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
+            try await withRunningSession(session) { status in
+                await server.waitForUpgradeRequests(1)
+                try server.closeAllConnections(code: .retryAfter, reason: CloseCode.retryAfterReason(.milliseconds(100)))
+                try await status.waitFor(.connected)
+                try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+                try await status.waitFor(.connected)
+                #expect(server.acceptedConnectionCount == 2)
+            }
+        }
+    }
+
     @Test("a frozen server: connecting times out and is retried, then recovers")
     func frozenServer() async throws {
         var configuration = RealtimeServer.Configuration(tokens: ["it-token"])
