@@ -24,10 +24,9 @@ extension RealtimeServer {
             state.nextID += 1
             state.acceptedTotal += 1
             let id = state.nextID
-            let key = ObjectIdentifier(channel)
-            let upgrade = state.upgrades.removeValue(forKey: key) ?? .version1
+            let upgrade = state.upgrades.removeValue(forKey: ObjectIdentifier(channel))
             state.connections[id] = Connection(channel: channel, outbound: queue)
-            var outputs = state.core.connectionOpened(id, upgrade: upgrade)
+            var outputs = state.core.connectionOpened(id, upgrade: upgrade?.answer ?? .version1)
             var first: [TransportFrame] = []
             if state.faults.frameDelay == .zero {
                 // Written now, in order, before anything the writer will take.
@@ -38,7 +37,7 @@ extension RealtimeServer {
             }
             Self.dispatch(outputs, in: &state, limits: configuration.limits)
             var drop = false
-            switch state.closesDuringUpgrade.removeValue(forKey: key) {
+            switch upgrade?.close {
             case .frame(let code, let reason)?: Self.close(id, code: code, reason: reason, in: &state)
             case .drop?: drop = true
             case nil: break

@@ -65,18 +65,16 @@ public final class RealtimeServer: Sendable {
         var peakQueuedBytes = 0
         var slowConsumerCloses = 0
         var timeoutCloses = 0
-        /// How each upgrade in progress was answered, by its channel: from the decision to the
-        /// WebSocket (or the refusal's HTTP answer).
-        var upgrades: [ObjectIdentifier: UpgradeAnswer] = [:]
-        /// Closes asked for while an accepted upgrade was in progress (its 101 can reach the
-        /// client before the connection is registered): carried out as it registers.
-        var closesDuringUpgrade: [ObjectIdentifier: CloseDuringUpgrade] = [:]
+        /// Each upgrade in progress, by its channel, from the decision to the WebSocket (or the
+        /// refusal's HTTP answer): how it was answered, and a close asked for meanwhile (its 101
+        /// can reach the client before the connection is registered), carried out as it registers.
+        var upgrades: [ObjectIdentifier: (answer: UpgradeAnswer, close: CloseDuringUpgrade?)] = [:]
 
         /// Marks every accepted upgrade in progress to be closed (or dropped) as it registers.
         mutating func closeUpgrading(_ close: CloseDuringUpgrade) {
-            for (channel, answer) in upgrades {
-                if case .refuse = answer { continue }
-                closesDuringUpgrade[channel] = close
+            for (channel, upgrade) in upgrades {
+                if case .refuse = upgrade.answer { continue }
+                upgrades[channel]?.close = close
             }
         }
         var upgradeRequests = 0
@@ -332,7 +330,7 @@ public final class RealtimeServer: Sendable {
         for (name, value) in head.headers { headers[name] = headers[name].map { "\($0), \(value)" } ?? value }
         let (answer, decided) = state.withLock { state in
             let answer = state.core.answerUpgrade(subprotocols: offered, headers: headers)
-            state.upgrades[ObjectIdentifier(channel)] = answer
+            state.upgrades[ObjectIdentifier(channel)] = (answer, nil)
             state.upgradeRequests += 1
             if case .refuse = answer { state.refusedUpgrades += 1 }
             return (answer, state.upgradeRequestWaiters.ready(count: state.upgradeRequests))
@@ -343,10 +341,7 @@ public final class RealtimeServer: Sendable {
 
     /// The answer ``answerUpgrade(_:on:)`` gave for `channel`, forgotten.
     func takeUpgradeAnswer(of channel: any Channel) -> UpgradeAnswer? {
-        state.withLock { state in
-            state.closesDuringUpgrade[ObjectIdentifier(channel)] = nil
-            return state.upgrades.removeValue(forKey: ObjectIdentifier(channel))
-        }
+        state.withLock { $0.upgrades.removeValue(forKey: ObjectIdentifier(channel))?.answer }
     }
 
     /// Binds, reports the port, and serves until the calling task is cancelled.
