@@ -23,6 +23,8 @@ actor MachineDriver<Machine: WireMachine> {
     private var writing = false
     /// What the first failed write threw: every later send fails with it.
     private var writeFailure: (any Error)?
+    /// The machine ended the connection: closed with this code once the frames before are written.
+    private var closeAfterWriting: CloseCode?
     /// Every frame the machine sent, in order.
     private(set) var sent: [TransportFrame] = []
     /// The timers armed now, with their delays.
@@ -120,8 +122,7 @@ actor MachineDriver<Machine: WireMachine> {
             case .end(let ending):
                 actions.append(action)
                 kept = true
-                try await writeUnsent()
-                await connection.close(code: ending.closeCode, reason: "ended by the machine")
+                closeAfterWriting = ending.closeCode
             default:
                 actions.append(action)
                 kept = true
@@ -134,8 +135,8 @@ actor MachineDriver<Machine: WireMachine> {
         try await writeUnsent()
     }
 
-    /// Writes the frames not written yet, in order; a caller that finds another writing leaves
-    /// its frames to that one.
+    /// Writes the frames not written yet, in order, then the machine's close if it ended; a
+    /// caller that finds another writing leaves its frames (and the close) to that one.
     private func writeUnsent() async throws {
         if let writeFailure { throw writeFailure }
         guard !writing else { return }
@@ -150,6 +151,10 @@ actor MachineDriver<Machine: WireMachine> {
                 unsent = []
                 throw error
             }
+        }
+        if let code = closeAfterWriting {
+            closeAfterWriting = nil
+            await connection.close(code: code, reason: "ended by the machine")
         }
     }
 }
