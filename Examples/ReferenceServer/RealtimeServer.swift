@@ -81,8 +81,12 @@ public final class RealtimeServer: Sendable {
         var upgradeRequestWaiters = CountWaiters(.atLeast)
         var refusedUpgrades = 0
 
+        /// Tasks waiting for a number of upgrades in progress.
+        var upgradeWaiters = CountWaiters(.exactly)
+
+        /// The waiters whose count is now met (open connections, upgrades in progress).
         mutating func readyWaiters() -> [OneShot] {
-            connectionWaiters.ready(count: connections.count)
+            connectionWaiters.ready(count: connections.count) + upgradeWaiters.ready(count: upgrades.count)
         }
     }
 
@@ -149,6 +153,13 @@ public final class RealtimeServer: Sendable {
     /// Returns once the server has decided at least `count` upgrade requests (before it answers).
     public func waitForUpgradeRequests(_ count: Int) async {
         let signal = state.withLock { $0.upgradeRequestWaiters.register(target: count, count: $0.upgradeRequests) }
+        await signal?.wait()
+    }
+
+    /// Returns once exactly `count` upgrades are in progress: decided, and neither a WebSocket
+    /// nor an HTTP answer yet (nor closed).
+    public func waitForUpgradesInProgress(_ count: Int) async {
+        let signal = state.withLock { $0.upgradeWaiters.register(target: count, count: $0.upgrades.count) }
         await signal?.wait()
     }
 
@@ -333,15 +344,24 @@ public final class RealtimeServer: Sendable {
             state.upgrades[ObjectIdentifier(channel)] = (answer, nil)
             state.upgradeRequests += 1
             if case .refuse = answer { state.refusedUpgrades += 1 }
-            return (answer, state.upgradeRequestWaiters.ready(count: state.upgradeRequests))
+            return (answer, state.upgradeRequestWaiters.ready(count: state.upgradeRequests) + state.readyWaiters())
         }
         for signal in decided { signal.fire() }
+        // An upgrade that dies before it completes (the client gone while its 101 is delayed)
+        // leaves no entry behind: a later channel at the same address would find it. The
+        // closure holds the channel, so no other channel has its identifier until it runs.
+        channel.closeFuture.whenComplete { [self, channel] _ in _ = takeUpgradeAnswer(of: channel) }
         return answer
     }
 
     /// The answer ``answerUpgrade(_:on:)`` gave for `channel`, forgotten.
     func takeUpgradeAnswer(of channel: any Channel) -> UpgradeAnswer? {
-        state.withLock { $0.upgrades.removeValue(forKey: ObjectIdentifier(channel))?.answer }
+        let (answer, ready) = state.withLock { state in
+            let answer = state.upgrades.removeValue(forKey: ObjectIdentifier(channel))?.answer
+            return (answer, state.readyWaiters())
+        }
+        for signal in ready { signal.fire() }
+        return answer
     }
 
     /// Binds, reports the port, and serves until the calling task is cancelled.

@@ -1,3 +1,5 @@
+import NIOCore
+import NIOPosix
 import NIOTransport
 import ReferenceServer
 import SDK
@@ -161,6 +163,24 @@ struct ReferenceServerIntegrationTests {
                 try await status.waitFor(.connected)
                 #expect(server.upgradeRequestCount >= 2)
             }
+        }
+    }
+
+    @Test("an upgrade whose client leaves before its 101 leaves nothing behind (a later connection could have found it)")
+    func abandonedUpgrade() async throws {
+        var configuration = RealtimeServer.Configuration(tokens: ["it-token"])
+        // The 101 leaves 500 ms after the decision: the client is gone before then.
+        configuration.faults.frameDelay = .milliseconds(500)
+        try await withReferenceServer(configuration) { server, port in
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).connect(host: "127.0.0.1", port: port).get()
+            let request = "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+            try await channel.writeAndFlush(ByteBuffer(string: request)).get()
+            await server.waitForUpgradeRequests(1)
+            await server.waitForUpgradesInProgress(1)
+            try await channel.close().get()
+            await server.waitForUpgradesInProgress(0)
+            #expect(server.acceptedConnectionCount == 0)
         }
     }
 
