@@ -34,7 +34,12 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
         }
         switch frame.opcode {
         case .text:
-            arrived.append(.frame(.text(String(buffer: frame.unmaskedData))))
+            // RFC 6455 §8.1: text that is not UTF-8 fails the connection (1007); it is never
+            // repaired into replacement characters the app would take for the server's data.
+            guard let text = String(validating: frame.unmaskedData.readableBytesView, as: UTF8.self) else {
+                return failConnection(context: context, "a text frame that is not UTF-8", code: .dataInconsistentWithMessage)
+            }
+            arrived.append(.frame(.text(text)))
         case .binary:
             arrived.append(.frame(.binary(Array(buffer: frame.unmaskedData))))
         case .ping:
@@ -65,10 +70,10 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
 
     /// The peer broke the WebSocket rules: report it (no close code came from the peer), send
     /// 1002 protocol error, and let the socket go.
-    private func failConnection(context: ChannelHandlerContext, _ violation: String) {
+    private func failConnection(context: ChannelHandlerContext, _ violation: String, code: WebSocketErrorCode = .protocolError) {
         finish(.closed(code: nil, reason: "protocol violation: \(violation)"))
         closeSent.withLock { $0 = true }
-        sendCloseThenRelease(context: context, code: .protocolError)
+        sendCloseThenRelease(context: context, code: code)
     }
 
     /// Writes a close frame (with `code`, if any), then lets the socket go.

@@ -19,6 +19,9 @@ final class HostileServer: Sendable {
         case maskedFrame
         /// A text frame with a reserved bit set, no extension negotiated; the connection stays open.
         case reservedBit
+        /// A text frame that is not UTF-8 (a lead byte followed by an ASCII byte); the
+        /// connection stays open.
+        case invalidUTF8
 
         var bytes: [UInt8] {
             switch self {
@@ -27,6 +30,7 @@ final class HostileServer: Sendable {
             case .oversizeLength: [0x81, 0x7F, 0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]
             case .maskedFrame: [0x81, 0x82, 0x01, 0x02, 0x03, 0x04, 0x7A, 0x20]
             case .reservedBit: [0xC1, 0x02] + Array("{}".utf8)
+            case .invalidUTF8: [0x81, 0x04, 0x22, 0xC3, 0x28, 0x22]
             }
         }
 

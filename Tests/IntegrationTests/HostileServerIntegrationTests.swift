@@ -14,6 +14,7 @@ extension HostileServer.Behaviour {
         case .reservedOpcode: ["protocol violation: a frame with reserved opcode"]
         case .maskedFrame: ["protocol violation: the server sent a masked frame"]
         case .reservedBit: ["protocol violation: a frame with reserved bits set"]
+        case .invalidUTF8: ["protocol violation: a text frame that is not UTF-8"]
         }
     }
 }
