@@ -12,11 +12,14 @@ import SDKTesting
 //   machine  Tether's protocol machine takes the frame: decode, route to the subscription, the
 //            delivery action the session carries out
 //   server   ServerCore numbers, encodes and fans out a message to one subscriber
+//   replay   a pipelined replay of COUNT subscriptions, as the session's synchronous parts run
+//            it: the replay plan of COUNT steps started, each subscribe through the protocol
+//            machine, each `ok` taken by the machine and the step marked done in the plan
 
 let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 let arguments = CommandLine.arguments.dropFirst()
 guard let scenario = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
-    print("usage: bench-instructions decode|machine|server COUNT")
+    print("usage: bench-instructions decode|machine|server|replay COUNT")
     exit(2)
 }
 
@@ -44,8 +47,27 @@ case "server":
     _ = core.received(try codec.encode(ClientMessage.authenticate(id: 1, token: nil)), from: 1)
     _ = core.received(try codec.encode(ClientMessage.subscribe(id: 2, channel: "room", since: nil)), from: 1)
     for _ in 0..<count { checksum &+= UInt64(try core.publish(payload, to: "room").1.count) }
+case "replay":
+    let channels = (0..<count).map { "room-\($0)" }
+    let steps = channels.map { ReplayPlan.Step(id: .subscription($0), prerequisites: [.authenticated]) }
+    var machine = TetherProtocol(handshake: .pipelined).makeMachine()
+    _ = machine.start(credentials: nil)
+    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 1))))
+    var plan = ReplayPlan(steps: steps, mode: .pipelined, attemptLimit: 3)
+    var requests: [(id: RequestID, channel: String)] = []
+    for action in plan.start() {
+        guard case .perform(let id, _) = action else { continue }
+        let request = (id: RequestID(requests.count + 2), channel: String(id.rawValue.dropFirst("subscribe:".count)))
+        requests.append(request)
+        checksum &+= UInt64(machine.perform(.subscribe(request.id, Topic(request.channel), resume: .sequence(41))).count)
+    }
+    for request in requests {
+        // The server's `ok`, written as the reference server writes it (its encoding not counted).
+        _ = machine.receive(.text(#"{"id":\#(request.id),"seq":42,"type":"ok"}"#))
+        checksum &+= UInt64(plan.succeeded(.subscription(request.channel)).count)
+    }
 default:
-    print("unknown scenario \(scenario): decode, machine or server")
+    print("unknown scenario \(scenario): decode, machine, server or replay")
     exit(2)
 }
 print("bench-instructions: \(scenario) x\(count) checksum=\(checksum)")

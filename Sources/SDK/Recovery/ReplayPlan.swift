@@ -3,8 +3,8 @@
 /// sequential); a failed attempt is retried up to `attemptLimit`; a step that fails for good is
 /// reported, fails the steps that need it, and blocks nothing else. The owner performs the
 /// `perform` actions and feeds back `succeeded` / `failed`.
-struct ReplayPlan: Sendable {
-    enum Action: Hashable, Sendable {
+package struct ReplayPlan: Sendable {
+    package enum Action: Hashable, Sendable {
         /// Perform a step (attempt 1 is the first).
         case perform(RecoveryStepID, attempt: Int)
         /// The step failed for good.
@@ -13,102 +13,149 @@ struct ReplayPlan: Sendable {
         case finished
     }
 
-    enum StepState: Hashable, Sendable {
+    package enum StepState: Hashable, Sendable {
         case waiting
         case running(attempt: Int)
         case succeeded(attempts: Int)
         case failed(reason: String, attempts: Int)
     }
 
-    struct Step: Hashable, Sendable {
-        let id: RecoveryStepID
-        let prerequisites: [RecoveryStepID]
+    package struct Step: Hashable, Sendable {
+        package let id: RecoveryStepID
+        package let prerequisites: [RecoveryStepID]
+
+        package init(id: RecoveryStepID, prerequisites: [RecoveryStepID]) {
+            self.id = id
+            self.prerequisites = prerequisites
+        }
     }
 
-    private(set) var order: [RecoveryStepID]
-    /// Every change goes through ``set(_:_:)``, which keeps the counts.
-    private(set) var states: [RecoveryStepID: StepState] = [:]
-    /// Steps waiting and steps settled, so that an event in a replay of hundreds of steps does
-    /// not scan them all when nothing waits.
+    /// A step's prerequisite, resolved once: one of the two implicit steps (done before any
+    /// replay), a step of this plan (by position), or a step the plan does not have.
+    private enum Requirement: Sendable {
+        case implicit
+        case step(Int)
+        case unknown
+
+        init(_ id: RecoveryStepID, in positions: [RecoveryStepID: Int]) {
+            if id.isImplicit {
+                self = .implicit
+            } else if let position = positions[id] {
+                self = .step(position)
+            } else {
+                self = .unknown
+            }
+        }
+    }
+
+    // The steps by position, in journal order: each event looks its step up once, and the
+    // replay's passes run over arrays (a step's id is a string; a replay of a thousand steps
+    // hashed it a dozen times per step).
+    private let ids: [RecoveryStepID]
+    private let positions: [RecoveryStepID: Int]
+    private let prerequisites: [[(id: RecoveryStepID, requirement: Requirement)]]
+    /// `nil` once the step is removed. Every change goes through ``set(_:_:)``, which keeps the
+    /// counts.
+    private var states: [StepState?]
+    /// Steps waiting, running and settled, and steps not removed, so that an event in a replay
+    /// of hundreds of steps does not scan them all when nothing waits.
     private var waitingCount = 0
+    private var runningCount = 0
     private var settledCount = 0
-    private let prerequisites: [RecoveryStepID: [RecoveryStepID]]
+    private var liveCount = 0
     let mode: ReplayMode
     let attemptLimit: Int
     private(set) var isFinished = false
 
-    init(steps: [Step], mode: ReplayMode, attemptLimit: Int) {
-        var seen: Set<RecoveryStepID> = []
-        self.order = steps.map(\.id).filter { seen.insert($0).inserted }
-        self.prerequisites = Dictionary(steps.map { ($0.id, $0.prerequisites) }, uniquingKeysWith: { first, _ in first })
+    package init(steps: [Step], mode: ReplayMode, attemptLimit: Int) {
+        var positions: [RecoveryStepID: Int] = [:]
+        positions.reserveCapacity(steps.count)
+        var unique: [Step] = []
+        unique.reserveCapacity(steps.count)
+        // The first step with an id counts (its prerequisites too).
+        for step in steps where positions[step.id] == nil {
+            positions[step.id] = unique.count
+            unique.append(step)
+        }
+        self.ids = unique.map(\.id)
+        self.positions = positions
+        self.prerequisites = unique.map { step in step.prerequisites.map { ($0, Requirement($0, in: positions)) } }
+        self.states = Array(repeating: nil, count: unique.count)
         self.mode = mode
         self.attemptLimit = max(attemptLimit, 1)
-        for step in steps where states[step.id] == nil { set(step.id, .waiting) }
+        for position in unique.indices { set(position, .waiting) }
     }
 
-    private mutating func set(_ id: RecoveryStepID, _ state: StepState?) {
+    /// The steps not removed, in journal order.
+    var order: [RecoveryStepID] { ids.indices.compactMap { states[$0] == nil ? nil : ids[$0] } }
+
+    private mutating func set(_ position: Int, _ state: StepState?) {
         func count(_ state: StepState?, _ delta: Int) {
             switch state {
             case .waiting?: waitingCount += delta
+            case .running?: runningCount += delta
             case .succeeded?, .failed?: settledCount += delta
-            case .running?, nil: break
+            case nil: liveCount -= delta
             }
         }
-        count(states[id], -1)
+        count(states[position], -1)
         count(state, 1)
-        states[id] = state
+        states[position] = state
     }
 
-    func state(of id: RecoveryStepID) -> StepState? { states[id] }
+    func state(of id: RecoveryStepID) -> StepState? { positions[id].flatMap { states[$0] } }
 
     /// Indicates that every step has settled, or is running and `mayRun` allows it.
     func isSettled(exceptRunning mayRun: (RecoveryStepID) -> Bool) -> Bool {
-        order.allSatisfy { id in
-            switch states[id] {
-            case .succeeded, .failed: true
-            case .running: mayRun(id)
-            case .waiting, nil: false
+        states.indices.allSatisfy { position in
+            switch states[position] {
+            case .succeeded?, .failed?, nil: true
+            case .running?: mayRun(ids[position])
+            case .waiting?: false
             }
         }
     }
 
     /// Starts the replay.
-    mutating func start() -> [Action] { advance() }
+    package mutating func start() -> [Action] { advance() }
 
-    mutating func succeeded(_ id: RecoveryStepID) -> [Action] {
-        guard case .running(let attempt) = states[id] else { return [] }
-        set(id, .succeeded(attempts: attempt))
+    package mutating func succeeded(_ id: RecoveryStepID) -> [Action] {
+        guard let position = positions[id], case .running(let attempt)? = states[position] else { return [] }
+        set(position, .succeeded(attempts: attempt))
         return advance()
     }
 
     mutating func failed(_ id: RecoveryStepID, reason: String) -> [Action] {
-        guard case .running(let attempt) = states[id] else { return [] }
+        guard let position = positions[id], case .running(let attempt)? = states[position] else { return [] }
         if attempt < attemptLimit {
-            set(id, .running(attempt: attempt + 1))
+            set(position, .running(attempt: attempt + 1))
             return [.perform(id, attempt: attempt + 1)]
         }
-        set(id, .failed(reason: reason, attempts: attempt))
+        set(position, .failed(reason: reason, attempts: attempt))
         return [.failed(id, reason: reason)] + advance()
     }
 
     /// The app dropped the step (unsubscribed) during the replay: it no longer counts.
     mutating func remove(_ id: RecoveryStepID) -> [Action] {
-        guard states[id] != nil else { return [] }
-        set(id, nil)
-        order.removeAll { $0 == id }
+        guard let position = positions[id], states[position] != nil else { return [] }
+        set(position, nil)
         return advance()
     }
 
-    private func prerequisiteState(_ id: RecoveryStepID) -> StepState? {
-        if id.isImplicit { return .succeeded(attempts: 1) }
-        return states[id]
+    /// A removed step, or one the plan does not have, counts as failed for the steps that need it.
+    private func outcome(of requirement: Requirement) -> StepState? {
+        switch requirement {
+        case .implicit: .succeeded(attempts: 1)
+        case .step(let position): states[position]
+        case .unknown: nil
+        }
     }
 
     private mutating func advance() -> [Action] {
         guard !isFinished else { return [] }
         var actions: [Action] = []
         guard waitingCount > 0 else {
-            if settledCount == order.count {
+            if settledCount == liveCount {
                 isFinished = true
                 actions.append(.finished)
             }
@@ -118,13 +165,13 @@ struct ReplayPlan: Sendable {
         var changed = true
         while changed {
             changed = false
-            for id in order where states[id] == .waiting {
-                for prerequisite in prerequisites[id] ?? [] {
-                    switch prerequisiteState(prerequisite) {
-                    case .failed, nil:
-                        let reason = "prerequisite \(prerequisite) failed"
-                        set(id, .failed(reason: reason, attempts: 0))
-                        actions.append(.failed(id, reason: reason))
+            for position in states.indices where states[position] == .waiting {
+                for prerequisite in prerequisites[position] {
+                    switch outcome(of: prerequisite.requirement) {
+                    case .failed?, nil:
+                        let reason = "prerequisite \(prerequisite.id) failed"
+                        set(position, .failed(reason: reason, attempts: 0))
+                        actions.append(.failed(ids[position], reason: reason))
                         changed = true
                     default:
                         continue
@@ -133,18 +180,18 @@ struct ReplayPlan: Sendable {
                 }
             }
         }
-        var running = order.filter { if case .running = states[$0] { true } else { false } }.count
-        for id in order where states[id] == .waiting {
+        var running = runningCount
+        for position in states.indices where states[position] == .waiting {
             if mode == .sequential, running > 0 { break }
-            let ready = (prerequisites[id] ?? []).allSatisfy {
-                if case .succeeded = prerequisiteState($0) { true } else { false }
+            let ready = prerequisites[position].allSatisfy {
+                if case .succeeded? = outcome(of: $0.requirement) { true } else { false }
             }
             guard ready else { continue }
-            set(id, .running(attempt: 1))
-            actions.append(.perform(id, attempt: 1))
+            set(position, .running(attempt: 1))
+            actions.append(.perform(ids[position], attempt: 1))
             running += 1
         }
-        if settledCount == order.count {
+        if settledCount == liveCount {
             isFinished = true
             actions.append(.finished)
         }
