@@ -50,6 +50,18 @@ public struct JSONWireCodec: WireCodec, Hashable {
     }
 
     public func decode(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
+        // An `ok` as servers write it is read directly (see ``CanonicalAck``). The limits stay
+        // the parser's: a frame over the size limit, or a depth limit below a flat object's
+        // (its members are the second level), goes to the parser, which refuses it.
+        if case .text(let text) = frame, maxDepth >= 2, text.utf8.count <= maxFrameBytes, let ack = CanonicalAck.parse(text) {
+            return .ack(ack)
+        }
+        return try decodeThroughParser(frame)
+    }
+
+    /// ``decode(_:)`` without the direct reading of a canonical `ok` (the tests hold the two
+    /// to the same answers).
+    func decodeThroughParser(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
         let fields = try object(in: frame)
         let type = try string("type", in: fields)
         switch type {
