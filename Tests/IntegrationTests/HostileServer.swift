@@ -22,6 +22,9 @@ final class HostileServer: Sendable {
         /// A text frame that is not UTF-8 (a lead byte followed by an ASCII byte); the
         /// connection stays open.
         case invalidUTF8
+        /// A text frame holding the first three bytes of a four-byte sequence: repaired, they
+        /// become one U+FFFD of the same length; the connection stays open.
+        case truncatedFourByteSequence
 
         var bytes: [UInt8] {
             switch self {
@@ -31,6 +34,7 @@ final class HostileServer: Sendable {
             case .maskedFrame: [0x81, 0x82, 0x01, 0x02, 0x03, 0x04, 0x7A, 0x20]
             case .reservedBit: [0xC1, 0x02] + Array("{}".utf8)
             case .invalidUTF8: [0x81, 0x04, 0x22, 0xC3, 0x28, 0x22]
+            case .truncatedFourByteSequence: [0x81, 0x05, 0x22, 0xF0, 0x90, 0x80, 0x22]
             }
         }
 
@@ -41,16 +45,23 @@ final class HostileServer: Sendable {
     /// One element per upgraded connection.
     let upgrades: AsyncStream<Void>
     private let upgradeSink: AsyncStream<Void>.Continuation
-    private let behaviour: Behaviour
+    private let bytes: [UInt8]
+    private let closesAfterwards: Bool
 
-    init(_ behaviour: Behaviour) {
-        self.behaviour = behaviour
+    convenience init(_ behaviour: Behaviour) {
+        self.init(bytes: behaviour.bytes, closesAfterwards: behaviour.closesAfterwards)
+    }
+
+    /// Writes `bytes` after each upgrade (framing and all), then closes if told to.
+    init(bytes: [UInt8], closesAfterwards: Bool = false) {
+        self.bytes = bytes
+        self.closesAfterwards = closesAfterwards
         (upgrades, upgradeSink) = AsyncStream<Void>.makeStream()
     }
 
     /// Serves on a free loopback port for the duration of `body`.
     func withRunning<Result: Sendable>(_ body: (Int) async throws -> Result) async throws -> Result {
-        let behaviour = self.behaviour
+        let (bytes, closes) = (self.bytes, closesAfterwards)
         let sink = upgradeSink
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -59,7 +70,7 @@ final class HostileServer: Sendable {
                     shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
                     upgradePipelineHandler: { channel, _ in
                         sink.yield()
-                        return channel.pipeline.addHandler(RawBytesWriter(bytes: behaviour.bytes, close: behaviour.closesAfterwards), position: .first)
+                        return channel.pipeline.addHandler(RawBytesWriter(bytes: bytes, close: closes), position: .first)
                     }
                 )
                 return channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: (upgraders: [upgrader], completionHandler: { _ in }))

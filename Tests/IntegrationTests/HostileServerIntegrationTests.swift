@@ -1,3 +1,4 @@
+import Foundation
 import NIOTransport
 import SDK
 import SDKTesting
@@ -14,7 +15,7 @@ extension HostileServer.Behaviour {
         case .reservedOpcode: ["protocol violation: a frame with reserved opcode"]
         case .maskedFrame: ["protocol violation: the server sent a masked frame"]
         case .reservedBit: ["protocol violation: a frame with reserved bits set"]
-        case .invalidUTF8: ["protocol violation: a text frame that is not UTF-8"]
+        case .invalidUTF8, .truncatedFourByteSequence: ["protocol violation: a text frame that is not UTF-8"]
         }
     }
 }
@@ -44,6 +45,30 @@ struct HostileServerIntegrationTests {
                     #expect(behaviour.expectedDetails.contains { detail.hasPrefix($0) }, "\(reason)")
                 }
             }
+        }
+    }
+
+    @Test("text frames of one- to four-byte UTF-8 sequences reach the app byte for byte")
+    func multibyteText() async throws {
+        let texts = ["plain", "café", "€ 5", "𝄞 and 😀", "日本語", ""]
+        var bytes: [UInt8] = []
+        for text in texts {
+            let payload = Array(text.utf8)
+            bytes += [0x81, UInt8(payload.count)] + payload
+        }
+        let server = HostileServer(bytes: bytes)
+        try await server.withRunning { port in
+            let connection = try await NIOWebSocketTransport().open(url: #require(URL(string: "ws://127.0.0.1:\(port)/")), headers: [:])
+            var events = connection.events.makeAsyncIterator()
+            for text in texts {
+                let event = await events.next()
+                guard case .frame(.text(let received))? = event else {
+                    Issue.record("expected the text \(text.debugDescription), got \(String(describing: event))")
+                    return
+                }
+                #expect(Array(received.utf8) == Array(text.utf8))
+            }
+            await connection.close(code: .normal, reason: "done")
         }
     }
 }
