@@ -226,39 +226,45 @@ extension Session {
         perform(.unsubscribe(subscription))
     }
 
-    /// A message for the app: unless it is a duplicate, it is counted for the recovery and
-    /// held for the channel's subscribers until the turn ends (``flushDeliveries()``).
-    func deliver(_ message: ChannelMessage) {
-        // In place, one lookup: the channel's state is not copied per message.
-        switch Self.hold(message, in: &channels[message.channel]) {
-        case .dropped: return
-        case .first: deliveringChannels.append(message.channel)
-        case .behindOthers: break
-        }
-        // Counted for the recovery before the app sees it: when the app sees the last missed
+    /// Messages of one channel for the app, in order: those that are not duplicates are counted
+    /// for the recovery and held for the channel's subscribers until the turn ends
+    /// (``flushDeliveries()``).
+    func deliver(_ messages: [ChannelMessage], to channel: String) {
+        // In place, one lookup for the run: the channel's state is not copied.
+        let held = Self.hold(messages, in: &channels[channel], countingFor: &recovery)
+        if held.first { deliveringChannels.append(channel) }
+        // Counted for the recovery before the app sees them: when the app sees the last missed
         // message, the recovery's report is already published.
-        if Self.countForRecovery(message, in: &recovery) { checkRecoveryComplete() }
+        if held.recoveryTargetReached { checkRecoveryComplete() }
         if carryDepth == 0 { flushDeliveries() }
     }
 
-    enum Held {
-        /// A duplicate, or a channel not held: not delivered.
-        case dropped
-        /// The channel's first message of the turn.
-        case first
-        case behindOthers
+    /// What ``hold(_:in:countingFor:)`` did with a run.
+    struct Held {
+        /// Indicates that the run holds the channel's first messages of the turn.
+        var first = false
+        /// Indicates that a message held reached the channel's recovery target.
+        var recoveryTargetReached = false
     }
 
-    /// Holds `message` for the channel's subscribers, unless it is a duplicate (or the channel
-    /// is not held).
-    private static func hold(_ message: ChannelMessage, in state: inout ChannelState?) -> Held {
-        guard state != nil else { return .dropped }
-        if let sequence = message.sequence {
-            if let last = state?.lastSequence, sequence <= last { return .dropped }
-            state?.lastSequence = sequence
+    /// Holds the messages of `run` for the channel's subscribers, except duplicates (a sequence
+    /// number at or below the last one held) and all of them when the channel is not held, and
+    /// counts each one held for the recovery.
+    private static func hold(_ run: [ChannelMessage], in state: inout ChannelState?, countingFor recovery: inout Recovery?) -> Held {
+        var held = Held()
+        guard state != nil else { return held }
+        // The turn's first run sets the room (later runs grow it as arrays do).
+        if state?.undelivered.isEmpty ?? false { state?.undelivered.reserveCapacity(run.count) }
+        for message in run {
+            if let sequence = message.sequence {
+                if let last = state?.lastSequence, sequence <= last { continue }
+                state?.lastSequence = sequence
+            }
+            if state?.undelivered.isEmpty ?? false { held.first = true }
+            state?.undelivered.append(message)
+            if recovery != nil, countForRecovery(message, in: &recovery) { held.recoveryTargetReached = true }
         }
-        state?.undelivered.append(message)
-        return state?.undelivered.count == 1 ? .first : .behindOthers
+        return held
     }
 
     /// Hands every channel's held messages to its subscribers, one batch each, after bringing

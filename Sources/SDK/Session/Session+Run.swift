@@ -71,8 +71,19 @@ extension Session {
             transportEvent(attempt: attempt, event: event)
         case .transportBatch(let attempt, let events):
             // One turn: what the batch makes the machine send leaves in one write.
+            // The frames between other events go to the protocol machine together.
             inOneTurn {
-                for event in events { transportEvent(attempt: attempt, event: event) }
+                var frames: [TransportFrame] = []
+                for event in events {
+                    if case .frame(let frame) = event {
+                        frames.append(frame)
+                        continue
+                    }
+                    if !frames.isEmpty { received(frames, attempt: attempt) }
+                    frames = []
+                    transportEvent(attempt: attempt, event: event)
+                }
+                if !frames.isEmpty { received(frames, attempt: attempt) }
             }
         case .sendFailed(let attempt, let error):
             guard currentAttemptID == attempt else { return }

@@ -25,6 +25,13 @@ extension Session {
         carry(actions)
     }
 
+    /// Frames of one read arrived on the connection of `attempt`. Their actions are carried
+    /// out in order, until one of them ends that connection.
+    func received(_ frames: [TransportFrame], attempt: UInt64) {
+        guard currentAttemptID == attempt, let actions = withMachine({ $0.receive(contentsOf: frames) }) else { return }
+        inOneTurn { carryActions(actions, attempt: attempt) }
+    }
+
     /// A protocol timer fired.
     func wireTimerFired(_ name: String) {
         guard let actions = withMachine({ $0.timerFired(WireTimer(name)) }) else { return }
@@ -54,8 +61,14 @@ extension Session {
         inOneTurn { carryActions(actions) }
     }
 
-    private func carryActions(_ actions: [WireAction]) {
-        for action in actions {
+    private func carryActions(_ actions: [WireAction], attempt: UInt64? = nil) {
+        var index = actions.startIndex
+        while index < actions.endIndex {
+            // Actions of a later frame are not carried out once the connection they came on is
+            // gone (a frame by frame `received` would not have handed that frame over).
+            if let attempt, currentAttemptID != attempt { return }
+            let action = actions[index]
+            index += 1
             switch action {
             case .send(let frame):
                 switch link {
@@ -90,7 +103,13 @@ extension Session {
             case .delivery(let subscription, let data, let position):
                 // A protocol that numbers nothing delivers what the server sent, as it came.
                 guard let channel = wireSubscriptions[subscription] else { continue }
-                deliver(ChannelMessage(channel: channel, sequence: position?.sequence, data: data))
+                // The deliveries for the same subscription right after it go with it, in one step.
+                var run = [ChannelMessage(channel: channel, sequence: position?.sequence, data: data)]
+                while index < actions.endIndex, case .delivery(subscription, let data, let position) = actions[index] {
+                    run.append(ChannelMessage(channel: channel, sequence: position?.sequence, data: data))
+                    index += 1
+                }
+                deliver(run, to: channel)
             case .replied(let request, .success(.acknowledged(let position, let payload))):
                 _ = resolveRequest(request, with: .success(PublishReceipt(.acknowledged, sequence: position?.sequence, response: payload)))
             case .replied(let request, .success(.sentUnconfirmed)):

@@ -124,6 +124,48 @@ struct SessionEventBatchTests {
         }
     }
 
+    @Test("a frame the protocol cannot read inside a batch ends the connection: what came before it is delivered, what follows is not")
+    func badFrameInsideABatch() async throws {
+        try await withConnectedSession { session, connection, sent, status in
+            let room = try await subscribe(session, to: "room", id: 2, latest: 0, on: connection, &sent)
+            connection.push([message(1, "a"), message(2, "b"), .frame(.text("garbage")), message(3, "after the bad frame")])
+            var batches = room.batches.makeAsyncIterator()
+            #expect(try await batches.next()?.map(\.data) == ["a", "b"])
+            let passed = try await status.waitFor { $0.reason?.code == .error }
+            #expect(passed.last?.reason?.detail?.hasPrefix("bad frame from server") == true, "\(passed)")
+            #expect(session.subscribedChannels["room"] == .some(2), "the message after the bad frame was not delivered")
+        }
+    }
+
+    @Test("what a batch holds after its connection is let go mid-batch (a refresh done) is not carried out")
+    func batchAfterTheConnectionIsLetGo() async throws {
+        let transport = BatchTransport()
+        let log = Locked<[String]>([])
+        let settings = try AppSettings.testing(auto: false) {
+            $0.serverProtocol(.tether(handshake: .afterAuthentication)).logging { record in log.withLock { $0.append(record.message) } }
+        }
+        let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
+        try await withRunningSession(session) { _ in
+            var opened = transport.opened.makeAsyncIterator()
+            var sent = transport.sent.makeAsyncIterator()
+            let room = try await session.subscribe(to: "room")  // not connected: made on the next connection
+            let refreshing = Task { try await session.refresh(within: .seconds(20)) }
+            let connection = try #require(await opened.next())
+            #expect(try await nextRequest(&sent) == .authenticate(id: 1, token: Secret("test-token")))
+            connection.push([frame(.ack(Ack(id: 1)))])
+            #expect(try await nextRequest(&sent) == .subscribe(id: 2, channel: "room", since: nil))
+            // The subscription's `ok` completes the refresh, which lets the connection go; the
+            // bad frame read with it belongs to a connection that is gone, and ends nothing.
+            connection.push([frame(.ack(Ack(id: 2, sequence: 0))), .frame(.text("garbage"))])
+            let report = try await refreshing.value
+            #expect(report.trigger == .backgroundRefresh)
+            await session.turnDone()
+            let ended = log.withLock { $0 }.filter { $0.hasPrefix("connection ended") }
+            #expect(ended.isEmpty, "\(ended)")
+            _ = room
+        }
+    }
+
     @Test("the messages of one read reach each subscriber in one step, duplicates dropped, the mirror already at the last one")
     func deliveriesInOneStep() async throws {
         try await withConnectedSession { session, connection, sent, _ in
@@ -194,4 +236,9 @@ struct SessionEventBatchTests {
             #expect(try await another.next()?.data == "d")
         }
     }
+}
+
+extension Session {
+    /// Returns once the turn the session is in (if any) has ended: an isolated call waits for it.
+    func turnDone() {}
 }

@@ -136,6 +136,38 @@ package struct TetherProtocol: WireProtocolDescription {
             } catch {
                 return end(WireEnding(.error("bad frame from server: \(error)"), .retry))
             }
+            return handle(message)
+        }
+
+        /// The frames of one read: what ``receive(_:)`` answers for each, in one array (a
+        /// channel's message takes no array of its own).
+        package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
+            var actions: [WireAction] = []
+            actions.reserveCapacity(frames.count)
+            for frame in frames {
+                guard phase != .ended else { break }
+                let message: ServerMessage
+                do {
+                    message = try codec.decode(frame)
+                } catch {
+                    actions += end(WireEnding(.error("bad frame from server: \(error)"), .retry))
+                    break
+                }
+                if case .message(let message) = message {
+                    if let delivery = delivery(of: message) { actions.append(delivery) }
+                } else {
+                    actions += handle(message)
+                }
+            }
+            return actions
+        }
+
+        private func delivery(of message: ChannelMessage) -> WireAction? {
+            guard let subscription = channels[message.channel] else { return nil }
+            return .delivery(subscription, message.data, position: message.sequence.map(StreamPosition.sequence))
+        }
+
+        private mutating func handle(_ message: ServerMessage) -> [WireAction] {
             switch message {
             case .ack(let ack):
                 if case .authenticating(let authID) = phase, ack.id == authID {
@@ -187,8 +219,7 @@ package struct TetherProtocol: WireProtocolDescription {
                     return []
                 }
             case .message(let message):
-                guard let subscription = channels[message.channel] else { return [] }
-                return [.delivery(subscription, message.data, position: message.sequence.map(StreamPosition.sequence))]
+                return delivery(of: message).map { [$0] } ?? []
             }
         }
 

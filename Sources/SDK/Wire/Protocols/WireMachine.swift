@@ -290,6 +290,12 @@ package protocol WireMachine: Sendable {
     mutating func start(credentials: Secret?) -> [WireAction]
     /// A frame arrived (it may hold any number of messages, or part of one).
     mutating func receive(_ frame: TransportFrame) -> [WireAction]
+    /// The frames of one read, in order: what ``receive(_:)`` answers for each, in order, in
+    /// one array. Default: ``receive(_:)`` frame by frame. The core carries the actions out
+    /// after the last frame; nothing a machine decides for one frame depends on what the core
+    /// does with the actions of an earlier frame of the same read (it answers frames already
+    /// received, and its commands only add requests to be answered later).
+    mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction]
     mutating func perform(_ command: WireCommand) -> [WireAction]
     mutating func timerFired(_ timer: WireTimer) -> [WireAction]
     /// State the protocol keeps for the session rather than for one socket (MQTT's client id,
@@ -301,6 +307,12 @@ package protocol WireMachine: Sendable {
 
 extension WireMachine {
     package var sessionState: (any Sendable)? { nil }
+
+    package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
+        var actions: [WireAction] = []
+        for frame in frames { actions += receive(frame) }
+        return actions
+    }
 }
 
 extension CharacterSet {

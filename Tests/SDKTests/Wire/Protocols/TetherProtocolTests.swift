@@ -123,6 +123,37 @@ struct TetherProtocolTests {
         #expect(machine.receive(frame(.pong(id: 2))) == [.replied(50, .success(.acknowledged(position: nil, payload: nil)))])
     }
 
+    @Test("the frames of one read: the actions frame by frame would give, in order, and none after a bad frame")
+    func framesOfOneRead() {
+        var machine = ready()
+        _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+        _ = machine.perform(.subscribe(8, Topic("news"), resume: .sequence(3)))
+        _ = machine.perform(.publish(30, Topic("room"), "hi", key: nil))
+        let read: [TransportFrame] = [
+            frame(.ack(Ack(id: 2, sequence: 40))),
+            frame(.message(ChannelMessage(channel: "room", sequence: 41, data: "a"))),
+            frame(.message(ChannelMessage(channel: "other", sequence: 1, data: "not ours"))),
+            frame(.message(ChannelMessage(channel: "room", sequence: 42, data: "b"))),
+            frame(.ack(Ack(id: 3, sequence: 9))),
+            frame(.pong(id: 99)),
+            frame(.error(ServerError(id: 4, code: "too_large", message: "no"))),
+            frame(.message(ChannelMessage(channel: "news", sequence: 10, data: "c"))),
+            .text("garbage"),
+            frame(.message(ChannelMessage(channel: "room", sequence: 43, data: "after the bad frame"))),
+        ]
+        var oneByOne = machine
+        let expected = read.flatMap { oneByOne.receive($0) }
+        let actions = machine.receive(contentsOf: read)
+        #expect(actions == expected)
+        #expect(actions.count == 7, "\(actions)")
+        guard case .end(let ending)? = actions.last else {
+            Issue.record("the bad frame did not end the connection: \(actions)")
+            return
+        }
+        #expect(ending.disposition == .retry)
+        #expect(machine.receive(contentsOf: [frame(.message(ChannelMessage(channel: "room", sequence: 44, data: "later")))]) == [])
+    }
+
     @Test("a bad frame ends the connection, retried")
     func badFrame() {
         var machine = ready()
