@@ -11,6 +11,8 @@ import SDKTesting
 //   decode   JSONWireCodec decodes a message frame (what any client that decodes pays)
 //   machine  Tether's protocol machine takes the frame: decode, route to the subscription, the
 //            delivery action the session carries out
+//   read     the same, the frames handed over as reads of 1,000 (`receive(contentsOf:)`, as
+//            the session hands a read's frames over)
 //   server   ServerCore numbers, encodes and fans out a message to one subscriber
 //   replay   a pipelined replay of COUNT subscriptions, as the session's synchronous parts run
 //            it: the replay plan of COUNT steps started, each subscribe through the protocol
@@ -19,7 +21,7 @@ import SDKTesting
 let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 let arguments = CommandLine.arguments.dropFirst()
 guard let scenario = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
-    print("usage: bench-instructions decode|machine|server|replay COUNT")
+    print("usage: bench-instructions decode|machine|read|server|replay COUNT")
     exit(2)
 }
 
@@ -40,6 +42,16 @@ case "machine":
     let frame = try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload)))
     for _ in 0..<count {
         if case .delivery(_, _, .sequence(let sequence)?)? = machine.receive(frame).first { checksum &+= sequence }
+    }
+case "read":
+    var machine = TetherProtocol(handshake: .pipelined).makeMachine()
+    _ = machine.start(credentials: nil)
+    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 1))))
+    _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 2, sequence: 0))))
+    let read = Array(repeating: try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload))), count: 1_000)
+    for _ in 0..<count / read.count {
+        for case .delivery(_, _, .sequence(let sequence)?) in machine.receive(contentsOf: read) { checksum &+= sequence }
     }
 case "server":
     var core = ServerCore()
@@ -67,7 +79,7 @@ case "replay":
         checksum &+= UInt64(plan.succeeded(.subscription(request.channel)).count)
     }
 default:
-    print("unknown scenario \(scenario): decode, machine, server or replay")
+    print("unknown scenario \(scenario): decode, machine, read, server or replay")
     exit(2)
 }
 print("bench-instructions: \(scenario) x\(count) checksum=\(checksum)")
