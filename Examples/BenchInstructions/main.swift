@@ -27,29 +27,36 @@ guard let scenario = arguments.first, let count = arguments.dropFirst().first.fl
 
 let codec = JSONWireCodec()
 var checksum: UInt64 = 0
+
+/// A Tether machine past `auth`, subscribed to "room" (subscription 7).
+func subscribedMachine() throws -> TetherProtocol.Machine {
+    var machine = TetherProtocol(handshake: .pipelined).makeMachine()
+    _ = machine.start(credentials: nil)
+    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 1))))
+    _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 2, sequence: 0))))
+    return machine
+}
+
+/// A message for "room", as the server writes it.
+func messageFrame() throws -> TransportFrame {
+    try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload)))
+}
 switch scenario {
 case "decode":
-    let frame = try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload)))
+    let frame = try messageFrame()
     for _ in 0..<count {
         if case .message(let message) = try codec.decode(frame) { checksum &+= message.sequence ?? 0 }
     }
 case "machine":
-    var machine = TetherProtocol(handshake: .pipelined).makeMachine()
-    _ = machine.start(credentials: nil)
-    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 1))))
-    _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
-    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 2, sequence: 0))))
-    let frame = try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload)))
+    var machine = try subscribedMachine()
+    let frame = try messageFrame()
     for _ in 0..<count {
         if case .delivery(_, _, .sequence(let sequence)?)? = machine.receive(frame).first { checksum &+= sequence }
     }
 case "read":
-    var machine = TetherProtocol(handshake: .pipelined).makeMachine()
-    _ = machine.start(credentials: nil)
-    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 1))))
-    _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
-    _ = machine.receive(try codec.encode(ServerMessage.ack(Ack(id: 2, sequence: 0))))
-    let read = Array(repeating: try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload))), count: 1_000)
+    var machine = try subscribedMachine()
+    let read = Array(repeating: try messageFrame(), count: 1_000)
     for _ in 0..<count / read.count {
         for case .delivery(_, _, .sequence(let sequence)?) in machine.receive(contentsOf: read) { checksum &+= sequence }
     }
