@@ -7,12 +7,14 @@ import SDK
 /// the same payloads, in the same run. The server runs in a process of its own, so this
 /// process's CPU time (user + system, `getrusage`) is the client's alone: the figure that holds
 /// on a busy machine is CPU time per message; the rates are shown beside it. `--busy` runs a
-/// CPU-bound process (`bench spin`) beside the rounds.
+/// CPU-bound process (`bench spin`) beside the rounds. A third client, the raw one handing each
+/// read's decoded messages to a consumer task of its own, shows what any `AsyncSequence` of
+/// messages costs before a session does anything (the session is compared with it too).
 struct ThroughputBench {
     let messages: Int
     let rounds: Int
     let busy: Bool
-    /// "session" or "raw": one side alone (to profile it), no ratio.
+    /// "session", "raw" or "handoff": one side alone (to profile it), no ratio.
     var only: String? = nil
     static let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 
@@ -38,29 +40,26 @@ struct ThroughputBench {
         try await BenchServerSet.withServer(rtt: .zero, retention: 10) { server, port in
             var session: [Round] = []
             var raw: [Round] = []
-            if let only {
-                for round in 0..<rounds {
-                    if only == "session" {
-                        session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
-                    } else {
-                        raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)"))
-                    }
+            var handOff: [Round] = []
+            func measure(_ side: String, _ round: Int) async throws {
+                switch side {
+                case "session": session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
+                case "raw": raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)", handingOff: false))
+                default: handOff.append(try await measureRaw(port: port, server: server, channel: "h\(round)", handingOff: true))
                 }
-                let side = only == "session" ? session : raw
+            }
+            if let only {
+                for round in 0..<rounds { try await measure(only, round) }
+                let side = only == "session" ? session : only == "raw" ? raw : handOff
                 let cpu = side.map { $0.cpuSeconds / Double(messages) * 1e6 }.sorted()
                 let rates = side.map { Double(messages) / $0.seconds }.sorted()
                 print("  \(only) alone: median \(median(rates).formatted(0)) msgs/s, CPU median \(median(cpu).formatted(2)) µs/msg (min \(cpu[0].formatted(2)), max \(cpu[cpu.count - 1].formatted(2)))")
                 return
             }
+            let sides = ["session", "raw", "handoff"]
             for round in 0..<rounds {
-                // Alternate the order, so neither side always runs on a warmer machine.
-                if round.isMultiple(of: 2) {
-                    session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
-                    raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)"))
-                } else {
-                    raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)"))
-                    session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
-                }
+                // Rotate the order, so no side always runs on a warmer machine.
+                for offset in 0..<sides.count { try await measure(sides[(round + offset) % sides.count], round) }
             }
             let n = Double(messages)
             func rates(_ rounds: [Round]) -> [Double] { rounds.map { n / $0.seconds }.sorted() }
@@ -70,10 +69,14 @@ struct ThroughputBench {
             }
             print("  session: \(spread(rates(session), 0)) msgs/s, CPU \(spread(cpu(session), 2)) µs/msg")
             print("  raw+decode: \(spread(rates(raw), 0)) msgs/s, CPU \(spread(cpu(raw), 2)) µs/msg")
+            print("  raw+decode+hand-off: \(spread(rates(handOff), 0)) msgs/s, CPU \(spread(cpu(handOff), 2)) µs/msg")
             let rateRatio = median(rates(session)) / median(rates(raw))
             let cpuRatio = median(cpu(session)) / median(cpu(raw))
+            let handOffRatio = median(cpu(handOff)) / median(cpu(raw))
+            let overHandOff = median(cpu(session)) / median(cpu(handOff))
             print("throughput: session_msgs_per_s=\(Int(median(rates(session)))) raw_msgs_per_s=\(Int(median(rates(raw)))) ratio=\(rateRatio.formatted(3)) "
-                + "session_cpu_us_per_msg=\(median(cpu(session)).formatted(2)) raw_cpu_us_per_msg=\(median(cpu(raw)).formatted(2)) cpu_ratio=\(cpuRatio.formatted(3)) busy=\(busy)")
+                + "session_cpu_us_per_msg=\(median(cpu(session)).formatted(2)) raw_cpu_us_per_msg=\(median(cpu(raw)).formatted(2)) cpu_ratio=\(cpuRatio.formatted(3)) "
+                + "handoff_cpu_us_per_msg=\(median(cpu(handOff)).formatted(2)) handoff_cpu_ratio=\(handOffRatio.formatted(3)) session_over_handoff=\(overHandOff.formatted(3)) busy=\(busy)")
         }
     }
 
@@ -103,8 +106,10 @@ struct ThroughputBench {
     }
 
     /// Messages on a bare NIO WebSocket connection: authenticate and subscribe by hand, then
-    /// decode each text frame with the same codec (no ordering, no dedupe, no app delivery).
-    private func measureRaw(port: Int, server: any BenchServer, channel: String) async throws -> Round {
+    /// decode each text frame with the same codec (no ordering, no dedupe). `handingOff`: each
+    /// read's messages go to a consumer task as one array (what an app's `AsyncSequence` needs
+    /// at the least); otherwise each is dropped where it was decoded.
+    private func measureRaw(port: Int, server: any BenchServer, channel: String, handingOff: Bool) async throws -> Round {
         let codec = JSONWireCodec()
         let connection = try await NIOWebSocketTransport().open(url: .init(string: "ws://127.0.0.1:\(port)/")!, headers: [:])
         // The batches the session reads too: the same wake-ups per message on both sides.
@@ -118,10 +123,34 @@ struct ThroughputBench {
         async let published: Void = server.publish(messages, to: channel)
         var received = 0
         var checksum: UInt64 = 0
-        while received < messages, let event = await events.next() {
-            if case .frame(let frame) = event, case .message(let message) = try codec.decode(frame) {
-                received += 1
-                checksum &+= message.sequence ?? 0
+        if handingOff {
+            let (reads, consumer) = AsyncStream<[ChannelMessage]>.makeStream()
+            let total = messages
+            let consuming = Task {
+                var (sum, count): (UInt64, Int) = (0, 0)
+                for await read in reads {
+                    for message in read { sum &+= message.sequence ?? 0 }
+                    count += read.count
+                    if count >= total { break }
+                }
+                return sum
+            }
+            while received < messages, let read = await events.nextRead() {
+                var decoded: [ChannelMessage] = []
+                for case .frame(let frame) in read {
+                    if case .message(let message) = try codec.decode(frame) { decoded.append(message) }
+                }
+                received += decoded.count
+                consumer.yield(decoded)
+            }
+            consumer.finish()
+            checksum = await consuming.value
+        } else {
+            while received < messages, let event = await events.next() {
+                if case .frame(let frame) = event, case .message(let message) = try codec.decode(frame) {
+                    received += 1
+                    checksum &+= message.sequence ?? 0
+                }
             }
         }
         let round = Round(seconds: (ContinuousClock.now - start).secondsValue, cpuSeconds: Self.cpuSeconds() - cpuStart)
@@ -160,6 +189,17 @@ struct BatchedEvents {
         }
         defer { index += 1 }
         return pending[index]
+    }
+
+    /// The rest of the read being taken, or the next read whole.
+    mutating func nextRead() async -> ArraySlice<TransportEvent>? {
+        if index == pending.count {
+            guard let batch = await iterator.next() else { return nil }
+            pending = batch
+            index = 0
+        }
+        defer { index = pending.count }
+        return pending[index...]
     }
 }
 

@@ -6,7 +6,7 @@ import Foundation
 
 let usage = """
     usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME] [--adapters]
-           bench throughput [--messages N] [--rounds R] [--busy] [--only session|raw]
+           bench throughput [--messages N] [--rounds R] [--busy] [--only session|raw|handoff]
            bench proxy      --upstream-port P [--delay-ms MS] [--port-file F]
            bench reaction   [--cycles N]
            bench background [--minutes M]
@@ -54,7 +54,7 @@ do {
         }
     case "throughput":
         let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        guard only == nil || only == "session" || only == "raw" else { throw BenchError("--only takes session or raw") }
+        guard only == nil || ["session", "raw", "handoff"].contains(only ?? "") else { throw BenchError("--only takes session, raw or handoff") }
         try await ThroughputBench(
             messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 5), busy: arguments.contains("--busy"), only: only
         ).run()
