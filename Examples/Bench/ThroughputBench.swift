@@ -182,24 +182,25 @@ struct BatchedEvents {
     init(iterator: AsyncStream<[TransportEvent]>.AsyncIterator) { self.iterator = iterator }
 
     mutating func next() async -> TransportEvent? {
-        if index == pending.count {
-            guard let batch = await iterator.next() else { return nil }
-            pending = batch
-            index = 0
-        }
+        guard await refill() else { return nil }
         defer { index += 1 }
         return pending[index]
     }
 
     /// The rest of the read being taken, or the next read whole.
     mutating func nextRead() async -> ArraySlice<TransportEvent>? {
-        if index == pending.count {
-            guard let batch = await iterator.next() else { return nil }
-            pending = batch
-            index = 0
-        }
+        guard await refill() else { return nil }
         defer { index = pending.count }
         return pending[index...]
+    }
+
+    /// Takes the next read once the current one is used up; `false` when the reads have ended.
+    private mutating func refill() async -> Bool {
+        guard index == pending.count else { return true }
+        guard let batch = await iterator.next() else { return false }
+        pending = batch
+        index = 0
+        return true
     }
 }
 

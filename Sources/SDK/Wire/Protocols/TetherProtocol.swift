@@ -129,14 +129,9 @@ package struct TetherProtocol: WireProtocolDescription {
         }
 
         package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
-            guard phase != .ended else { return [] }
-            let message: ServerMessage
-            do {
-                message = try codec.decode(frame)
-            } catch {
-                return end(WireEnding(.error("bad frame from server: \(error)"), .retry))
-            }
-            return handle(message)
+            var actions: [WireAction] = []
+            receive(frame, into: &actions)
+            return actions
         }
 
         /// The frames of one read: what ``receive(_:)`` answers for each, in one array (a
@@ -144,22 +139,24 @@ package struct TetherProtocol: WireProtocolDescription {
         package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
             var actions: [WireAction] = []
             actions.reserveCapacity(frames.count)
-            for frame in frames {
-                guard phase != .ended else { break }
-                let message: ServerMessage
-                do {
-                    message = try codec.decode(frame)
-                } catch {
-                    actions += end(WireEnding(.error("bad frame from server: \(error)"), .retry))
-                    break
-                }
-                if case .message(let message) = message {
-                    if let delivery = delivery(of: message) { actions.append(delivery) }
-                } else {
-                    actions += handle(message)
-                }
-            }
+            for frame in frames { receive(frame, into: &actions) }
             return actions
+        }
+
+        private mutating func receive(_ frame: TransportFrame, into actions: inout [WireAction]) {
+            guard phase != .ended else { return }
+            let message: ServerMessage
+            do {
+                message = try codec.decode(frame)
+            } catch {
+                actions += end(WireEnding(.error("bad frame from server: \(error)"), .retry))
+                return
+            }
+            if case .message(let message) = message {
+                if let delivery = delivery(of: message) { actions.append(delivery) }
+            } else {
+                actions += handle(message)
+            }
         }
 
         private func delivery(of message: ChannelMessage) -> WireAction? {
