@@ -141,7 +141,8 @@ extension Session {
     func armRequestTimeout(_ id: RequestID, after timeout: Duration) {
         let deadline = clock.deadline(after: timeout)
         requestDeadlines[id] = (deadline, timeout)
-        if let armed = requestTimerDeadline, clock.remaining(until: armed) <= timeout { return }
+        // The armed timer fires by then: it will find this request too.
+        if let armed = requestTimerDeadline, armed <= deadline { return }
         requestTimerDeadline = deadline
         arm(.requests, after: timeout)
     }

@@ -1,10 +1,16 @@
 /// The session's view of an injected `any Clock<Duration>`: deadlines are computed when a
 /// timer is armed, so a timer whose sleeper starts late still fires at the right instant (a
 /// test clock advanced in between wakes it at once).
+///
+/// An instant is held as its offset from the clock's instant when this view was made: comparing
+/// and measuring instants is arithmetic on durations, with no existential instant to box and
+/// cast back (a request's deadline is computed and compared for every request sent).
 struct SessionClock: Sendable {
     /// An instant of the wrapped clock.
-    struct Instant: Sendable {
-        fileprivate let value: any InstantProtocol<Duration>
+    struct Instant: Sendable, Comparable {
+        fileprivate let offset: Duration
+
+        static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
     private let nowBody: @Sendable () -> Instant
@@ -31,20 +37,19 @@ struct SessionClock: Sendable {
         if let tracking = clock as? any ActivityTrackingClock {
             return makeTracking(tracking)
         }
+        let origin = clock.now
         return SessionClock(
-            now: { Instant(value: clock.now) },
-            sleep: { deadline in
-                // Only this clock makes instants of this SessionClock, so the cast holds.
-                try await clock.sleep(until: deadline.value as! C.Instant, tolerance: nil)
-            }
+            now: { Instant(offset: origin.duration(to: clock.now)) },
+            sleep: { deadline in try await clock.sleep(until: origin.advanced(by: deadline.offset), tolerance: nil) }
         )
     }
 
     private static func makeTracking<C: ActivityTrackingClock>(_ clock: C) -> SessionClock {
-        SessionClock(
-            now: { Instant(value: clock.now) },
-            sleep: { deadline in try await clock.sleep(until: deadline.value as! C.Instant, tolerance: nil) },
-            trackedSleep: { deadline in try await clock.sleepTracked(until: deadline.value as! C.Instant) },
+        let origin = clock.now
+        return SessionClock(
+            now: { Instant(offset: origin.duration(to: clock.now)) },
+            sleep: { deadline in try await clock.sleep(until: origin.advanced(by: deadline.offset), tolerance: nil) },
+            trackedSleep: { deadline in try await clock.sleepTracked(until: origin.advanced(by: deadline.offset)) },
             activity: clock.activity
         )
     }
@@ -52,7 +57,7 @@ struct SessionClock: Sendable {
     var now: Instant { nowBody() }
 
     func deadline(after delay: Duration) -> Instant {
-        Instant(value: now.value.advanced(by: delay))
+        now.advanced(by: delay)
     }
 
     func sleep(until deadline: Instant) async throws {
@@ -72,11 +77,11 @@ struct SessionClock: Sendable {
 
     /// The time from `start` to now.
     func elapsed(since start: Instant) -> Duration {
-        Self.duration(from: start.value, to: now.value)
+        now.offset - start.offset
     }
+}
 
-    private static func duration<I: InstantProtocol<Duration>>(from start: I, to end: any InstantProtocol<Duration>) -> Duration {
-        guard let end = end as? I else { return .zero }
-        return start.duration(to: end)
-    }
+extension SessionClock.Instant {
+    /// The instant `delay` after this one.
+    func advanced(by delay: Duration) -> Self { Self(offset: offset + delay) }
 }
