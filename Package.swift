@@ -37,7 +37,7 @@ let package = Package(
         .target(
             name: "NIOTransport",
             dependencies: ["SDK", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")],
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")],
             path: "Examples/NIOTransport",
             swiftSettings: strictSettings
         ),
@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "ReferenceServer",
             dependencies: ["SDK", "SDKTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio")],
+                           .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")],
             path: "Examples/ReferenceServer",
             swiftSettings: strictSettings
         ),
@@ -91,7 +91,7 @@ let package = Package(
             name: "IntegrationTests",
             dependencies: ["SDK", "SDKTesting", "NIOTransport", "ReferenceServer", "Conformance", "PeerServers", "ReferenceChatClient", .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                           .product(name: "NIOWebSocket", package: "swift-nio")],
+                           .product(name: "NIOWebSocket", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "SDKTestingTests", dependencies: ["SDK", "SDKTesting", "ConnectionPolicy"], swiftSettings: strictSettings),

@@ -197,25 +197,27 @@ public final class NIOWebSocketConnection: TransportConnection, EventBatchingCon
         try await send(contentsOf: [frame])
     }
 
-    /// Writes the frames and flushes once; returns when the last is written.
+    /// Writes the frames in one write, flushed; returns when they are written.
     public func send(contentsOf frames: [TransportFrame]) async throws {
         guard !closeSent.withLock({ $0 }), channel.isActive else { throw TransportError(.notConnected, "the WebSocket is closed") }
         guard !frames.isEmpty else { return }
-        let wsFrames = frames.map { frame in
-            switch frame {
-            case .text(let text):
-                WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: ByteBuffer(string: text))
-            case .binary(let bytes):
-                WebSocketFrame(fin: true, opcode: .binary, maskKey: masked ? .random() : nil, data: ByteBuffer(bytes: bytes))
+        let size = frames.reduce(0) { $0 + $1.byteCount + WebSocketFrameWriter.headerSize(length: $1.byteCount, masked: masked) }
+        var bytes = channel.allocator.buffer(capacity: size)
+        var keys = SystemRandomNumberGenerator()
+        WebSocketFrameWriter.write(frames, masked: masked, keys: &keys, into: &bytes)
+        let channel = self.channel
+        let written = bytes
+        let sent = channel.eventLoop.flatSubmit {
+            // Whole frames already: they go in after the frame encoder, in order with what it
+            // writes (both on this event loop).
+            do {
+                return try channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self).writeAndFlush(NIOAny(written))
+            } catch {
+                return channel.eventLoop.makeFailedFuture(error)
             }
         }
-        let channel = self.channel
-        let written = channel.eventLoop.flatSubmit {
-            for frame in wsFrames.dropLast() { channel.write(frame, promise: nil) }
-            return channel.writeAndFlush(wsFrames[wsFrames.count - 1])
-        }
         do {
-            try await written.get()
+            try await sent.get()
         } catch {
             throw TransportError(.notConnected, "send failed: \(error)")
         }

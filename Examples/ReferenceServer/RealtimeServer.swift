@@ -448,15 +448,6 @@ extension Duration {
     }
 }
 
-extension TransportFrame {
-    /// The payload's size in bytes.
-    var byteCount: Int {
-        switch self {
-        case .text(let text): text.utf8.count
-        case .binary(let bytes): bytes.count
-        }
-    }
-}
 
 /// A close code that must never be put in a close frame (RFC 6455 §7.4).
 public struct InvalidCloseCode: Error, CustomStringConvertible {

@@ -4,6 +4,14 @@ public import Foundation
 public enum TransportFrame: Hashable, Sendable {
     case text(String)
     case binary([UInt8])
+
+    /// The payload's size in bytes.
+    package var byteCount: Int {
+        switch self {
+        case .text(let text): text.utf8.count
+        case .binary(let bytes): bytes.count
+        }
+    }
 }
 
 /// What a connection reports, in order. After `closed` nothing more comes and the stream ends.

@@ -1,0 +1,67 @@
+package import NIOCore
+package import SDK
+
+/// A batch of whole frames as RFC 6455 §5.2 puts them on the wire, written into one buffer.
+/// The session hands the transport a replay's hundred frames at once; written one by one, each
+/// took its own pass through the channel pipeline, a copy of its payload to mask it, and a
+/// system call for its masking key.
+package enum WebSocketFrameWriter {
+    /// Writes `frames` (FIN set, unfragmented) into `buffer`. A client's frames are `masked`,
+    /// each with its own key from `keys`: four bytes of the system's generator per frame.
+    package static func write<Keys: RandomNumberGenerator>(_ frames: [TransportFrame], masked: Bool, keys: inout Keys, into buffer: inout ByteBuffer) {
+        var spareKey: UInt32?
+        for frame in frames {
+            let key: UInt32? = if masked {
+                spareKey.take() ?? {
+                    let word: UInt64 = keys.next()
+                    spareKey = UInt32(truncatingIfNeeded: word >> 32)
+                    return UInt32(truncatingIfNeeded: word)
+                }()
+            } else {
+                nil
+            }
+            switch frame {
+            case .text(let text):
+                writeHeader(opcode: 0x1, length: text.utf8.count, key: key, into: &buffer)
+                let start = buffer.writerIndex
+                buffer.writeString(text)
+                if let key { mask(&buffer, from: start, with: key) }
+            case .binary(let bytes):
+                writeHeader(opcode: 0x2, length: bytes.count, key: key, into: &buffer)
+                let start = buffer.writerIndex
+                buffer.writeBytes(bytes)
+                if let key { mask(&buffer, from: start, with: key) }
+            }
+        }
+    }
+
+    /// The bytes a frame's header takes for a payload of `length` bytes.
+    package static func headerSize(length: Int, masked: Bool) -> Int {
+        (length <= 125 ? 2 : length <= 0xFFFF ? 4 : 10) + (masked ? 4 : 0)
+    }
+
+    private static func writeHeader(opcode: UInt8, length: Int, key: UInt32?, into buffer: inout ByteBuffer) {
+        let maskBit: UInt8 = key == nil ? 0 : 0x80
+        buffer.writeInteger(0x80 | opcode)
+        if length <= 125 {
+            buffer.writeInteger(maskBit | UInt8(length))
+        } else if length <= 0xFFFF {
+            buffer.writeInteger(maskBit | 126)
+            buffer.writeInteger(UInt16(length))
+        } else {
+            buffer.writeInteger(maskBit | 127)
+            buffer.writeInteger(UInt64(length))
+        }
+        if let key { buffer.writeInteger(key) }
+    }
+
+    /// XORs the bytes from `start` to the end with `key` (its first byte first, §5.3).
+    private static func mask(_ buffer: inout ByteBuffer, from start: Int, with key: UInt32) {
+        let offset = start - buffer.readerIndex
+        buffer.withUnsafeMutableReadableBytes { bytes in
+            for index in offset..<bytes.count {
+                bytes[index] ^= UInt8(truncatingIfNeeded: key >> (24 - 8 * UInt32((index - offset) & 3)))
+            }
+        }
+    }
+}
