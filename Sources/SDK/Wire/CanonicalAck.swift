@@ -10,7 +10,7 @@ enum CanonicalAck {
     static func parse(_ text: String) -> Ack? {
         var text = text
         return text.withUTF8 { bytes in
-            var scanner = Scanner(bytes: bytes)
+            var scanner = CanonicalScanner(bytes: bytes)
             guard scanner.take("{") else { return nil }
             var gap = false
             if scanner.take(#""gap":true,"#) {
@@ -26,42 +26,6 @@ enum CanonicalAck {
             }
             guard scanner.take(#""type":"ok"}"#), scanner.isAtEnd else { return nil }
             return Ack(id: id, sequence: sequence, gap: gap)
-        }
-    }
-
-    private struct Scanner {
-        let bytes: UnsafeBufferPointer<UInt8>
-        var index = 0
-
-        var isAtEnd: Bool { index == bytes.count }
-        var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
-
-        /// Consumes `literal` when the text goes on with it.
-        mutating func take(_ literal: StaticString) -> Bool {
-            let count = literal.utf8CodeUnitCount
-            guard bytes.count - index >= count else { return false }
-            let matches = literal.withUTF8Buffer { expected in
-                (0..<count).allSatisfy { bytes[index + $0] == expected[$0] }
-            }
-            if matches { index += count }
-            return matches
-        }
-
-        /// A JSON whole number that fits 64 bits: digits, no leading zero (but `0` itself), no
-        /// fraction or exponent (the literal after it must follow at once).
-        mutating func number() -> UInt64? {
-            let start = index
-            var value: UInt64 = 0
-            while let byte = peek, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
-                let (shifted, overflowShift) = value.multipliedReportingOverflow(by: 10)
-                let (sum, overflowAdd) = shifted.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-                guard !overflowShift, !overflowAdd else { return nil }
-                value = sum
-                index += 1
-            }
-            let digits = index - start
-            guard digits > 0, digits == 1 || bytes[start] != UInt8(ascii: "0") else { return nil }
-            return value
         }
     }
 }
