@@ -14,6 +14,8 @@ import SDKTesting
 //   read     the same, the frames handed over as reads of 1,000 (`receive(contentsOf:)`, as
 //            the session hands a read's frames over)
 //   server   ServerCore numbers, encodes and fans out a message to one subscriber
+//   subscribe ServerCore takes a client's `subscribe` with `since` (decode, the `ok`, the two
+//            messages missed), cycling over 100 channels
 //   replay   a pipelined replay of COUNT subscriptions, as the session's synchronous parts run
 //            it: the replay plan of COUNT steps started, each subscribe through the protocol
 //            machine, each `ok` taken by the machine and the step marked done in the plan
@@ -21,7 +23,7 @@ import SDKTesting
 let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 let arguments = CommandLine.arguments.dropFirst()
 guard let scenario = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
-    print("usage: bench-instructions decode|machine|read|server|replay COUNT")
+    print("usage: bench-instructions decode|machine|read|server|subscribe|replay COUNT")
     exit(2)
 }
 
@@ -66,6 +68,16 @@ case "server":
     _ = core.received(try codec.encode(ClientMessage.authenticate(id: 1, token: nil)), from: 1)
     _ = core.received(try codec.encode(ClientMessage.subscribe(id: 2, channel: "room", since: nil)), from: 1)
     for _ in 0..<count { checksum &+= UInt64(try core.publish(payload, to: "room").1.count) }
+case "subscribe":
+    var core = ServerCore()
+    for index in 0..<100 {
+        _ = try core.publish(payload, to: "room-\(index)")
+        _ = try core.publish(payload, to: "room-\(index)")
+    }
+    core.connectionOpened(1)
+    _ = core.received(try codec.encode(ClientMessage.authenticate(id: 1, token: nil)), from: 1)
+    let frames = try (0..<100).map { try codec.encode(ClientMessage.subscribe(id: RequestID($0 + 2), channel: "room-\($0)", since: 1)) }
+    for index in 0..<count { checksum &+= UInt64(core.received(frames[index % frames.count], from: 1).count) }
 case "replay":
     let channels = (0..<count).map { "room-\($0)" }
     let steps = channels.map { ReplayPlan.Step(id: .subscription($0), prerequisites: [.authenticated]) }
@@ -86,7 +98,7 @@ case "replay":
         checksum &+= UInt64(plan.succeeded(.subscription(request.channel)).count)
     }
 default:
-    print("unknown scenario \(scenario): decode, machine, read, server or replay")
+    print("unknown scenario \(scenario): decode, machine, read, server, subscribe or replay")
     exit(2)
 }
 print("bench-instructions: \(scenario) x\(count) checksum=\(checksum)")
