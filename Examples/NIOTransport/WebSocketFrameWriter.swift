@@ -9,28 +9,19 @@ package enum WebSocketFrameWriter {
     /// Writes `frames` (FIN set, unfragmented) into `buffer`. A client's frames are `masked`,
     /// each with its own key from `keys`: four bytes of the system's generator per frame.
     package static func write<Keys: RandomNumberGenerator>(_ frames: [TransportFrame], masked: Bool, keys: inout Keys, into buffer: inout ByteBuffer) {
+        // Two keys from each draw: its low half first.
         var spareKey: UInt32?
+        func nextKey() -> UInt32 {
+            if let key = spareKey.take() { return key }
+            let word: UInt64 = keys.next()
+            spareKey = UInt32(truncatingIfNeeded: word >> 32)
+            return UInt32(truncatingIfNeeded: word)
+        }
         for frame in frames {
-            let key: UInt32? = if masked {
-                spareKey.take() ?? {
-                    let word: UInt64 = keys.next()
-                    spareKey = UInt32(truncatingIfNeeded: word >> 32)
-                    return UInt32(truncatingIfNeeded: word)
-                }()
-            } else {
-                nil
-            }
+            let key = masked ? nextKey() : nil
             switch frame {
-            case .text(let text):
-                writeHeader(opcode: 0x1, length: text.utf8.count, key: key, into: &buffer)
-                let start = buffer.writerIndex
-                buffer.writeString(text)
-                if let key { mask(&buffer, from: start, with: key) }
-            case .binary(let bytes):
-                writeHeader(opcode: 0x2, length: bytes.count, key: key, into: &buffer)
-                let start = buffer.writerIndex
-                buffer.writeBytes(bytes)
-                if let key { mask(&buffer, from: start, with: key) }
+            case .text(let text): write(opcode: 0x1, length: text.utf8.count, key: key, into: &buffer) { $0.writeString(text) }
+            case .binary(let bytes): write(opcode: 0x2, length: bytes.count, key: key, into: &buffer) { $0.writeBytes(bytes) }
             }
         }
     }
@@ -38,6 +29,14 @@ package enum WebSocketFrameWriter {
     /// The bytes a frame's header takes for a payload of `length` bytes.
     package static func headerSize(length: Int, masked: Bool) -> Int {
         (length <= 125 ? 2 : length <= 0xFFFF ? 4 : 10) + (masked ? 4 : 0)
+    }
+
+    /// One frame: its header, then its payload (`writePayload` writes `length` bytes), masked.
+    private static func write(opcode: UInt8, length: Int, key: UInt32?, into buffer: inout ByteBuffer, _ writePayload: (inout ByteBuffer) -> Void) {
+        writeHeader(opcode: opcode, length: length, key: key, into: &buffer)
+        let start = buffer.writerIndex
+        writePayload(&buffer)
+        if let key { mask(&buffer, from: start, with: key) }
     }
 
     private static func writeHeader(opcode: UInt8, length: Int, key: UInt32?, into buffer: inout ByteBuffer) {

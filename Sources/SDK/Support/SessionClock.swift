@@ -6,7 +6,9 @@
 /// and measuring instants is arithmetic on durations, with no existential instant to box and
 /// cast back (a request's deadline is computed and compared for every request sent).
 struct SessionClock: Sendable {
-    /// An instant of the wrapped clock.
+    /// An instant of the wrapped clock, as this view counts it: compare and pass instants only to
+    /// the view that made them (each view has its own origin; the session and the connection
+    /// controller each keep theirs).
     struct Instant: Sendable, Comparable {
         fileprivate let offset: Duration
 
