@@ -201,8 +201,7 @@ public final class NIOWebSocketConnection: TransportConnection, EventBatchingCon
     public func send(contentsOf frames: [TransportFrame]) async throws {
         guard !closeSent.withLock({ $0 }), channel.isActive else { throw TransportError(.notConnected, "the WebSocket is closed") }
         guard !frames.isEmpty else { return }
-        let size = frames.reduce(0) { $0 + $1.byteCount + WebSocketFrameWriter.headerSize(length: $1.byteCount, masked: masked) }
-        var bytes = channel.allocator.buffer(capacity: size)
+        var bytes = channel.allocator.buffer(capacity: WebSocketFrameWriter.byteCount(of: frames, masked: masked))
         var keys = SystemRandomNumberGenerator()
         WebSocketFrameWriter.write(frames, masked: masked, keys: &keys, into: &bytes)
         let channel = self.channel

@@ -26,9 +26,12 @@ package enum WebSocketFrameWriter {
         }
     }
 
-    /// The bytes a frame's header takes for a payload of `length` bytes.
-    package static func headerSize(length: Int, masked: Bool) -> Int {
-        (length <= 125 ? 2 : length <= 0xFFFF ? 4 : 10) + (masked ? 4 : 0)
+    /// The bytes ``write(_:masked:keys:into:)`` writes for `frames`.
+    package static func byteCount(of frames: [TransportFrame], masked: Bool) -> Int {
+        frames.reduce(0) { total, frame in
+            let length = frame.byteCount
+            return total + length + (length <= 125 ? 2 : length <= 0xFFFF ? 4 : 10) + (masked ? 4 : 0)
+        }
     }
 
     /// One frame: its header, then its payload (`writePayload` writes `length` bytes), masked.

@@ -37,7 +37,7 @@ struct WebSocketFrameWriterTests {
         frames.append(.binary((0..<300).map { UInt8(truncatingIfNeeded: $0 &* 7) }))
         let words = (0..<UInt64(frames.count)).map { 0x0102_0304_0A0B_0C0D &* ($0 + 1) }
         let buffer = written(frames, words: words)
-        #expect(buffer.readableBytes == frames.reduce(0) { $0 + $1.byteCount + WebSocketFrameWriter.headerSize(length: $1.byteCount, masked: true) })
+        #expect(buffer.readableBytes == WebSocketFrameWriter.byteCount(of: frames, masked: true))
 
         let channel = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 20)))
         try channel.writeInbound(buffer)

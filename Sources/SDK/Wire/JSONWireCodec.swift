@@ -50,10 +50,8 @@ public struct JSONWireCodec: WireCodec, Hashable {
     }
 
     public func decode(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
-        // An `ok` as servers write it is read directly (see ``CanonicalAck``). The limits stay
-        // the parser's: a frame over the size limit, or a depth limit below a flat object's
-        // (its members are the second level), goes to the parser, which refuses it.
-        if case .text(let text) = frame, maxDepth >= 2, text.utf8.count <= maxFrameBytes, let ack = CanonicalAck.parse(text) {
+        // An `ok` as servers write it is read directly (see ``CanonicalAck``).
+        if let text = directlyReadable(frame), let ack = CanonicalAck.parse(text) {
             return .ack(ack)
         }
         return try decodeThroughParser(frame)
@@ -123,9 +121,8 @@ public struct JSONWireCodec: WireCodec, Hashable {
 
     /// The message in a frame a client sent.
     public func decodeClientMessage(_ frame: TransportFrame) throws(CodecError) -> ClientMessage {
-        // A `subscribe` as clients write it is read directly (see ``CanonicalSubscribe``), with
-        // the parser's limits, as ``decode(_:)`` reads an `ok`.
-        if case .text(let text) = frame, maxDepth >= 2, text.utf8.count <= maxFrameBytes, let subscribe = CanonicalSubscribe.parse(text) {
+        // A `subscribe` as clients write it is read directly (see ``CanonicalSubscribe``).
+        if let text = directlyReadable(frame), let subscribe = CanonicalSubscribe.parse(text) {
             try Self.checkChannel(subscribe.channel)
             return .subscribe(id: subscribe.id, channel: subscribe.channel, since: subscribe.since)
         }
@@ -164,6 +161,14 @@ public struct JSONWireCodec: WireCodec, Hashable {
     }
 
     // MARK: Helpers
+
+    /// The frame's text, when a reader of a canonical form may take it. The limits stay the
+    /// parser's: a frame over the size limit, or a depth limit below a flat object's (its members
+    /// are the second level), goes to the parser, which refuses it.
+    private func directlyReadable(_ frame: TransportFrame) -> String? {
+        guard case .text(let text) = frame, maxDepth >= 2, text.utf8.count <= maxFrameBytes else { return nil }
+        return text
+    }
 
     /// The id of a request in a frame the codec refused (too deep, an unknown type, a bad
     /// field), when the frame is a JSON object whose top-level `id` is readable: so a server
