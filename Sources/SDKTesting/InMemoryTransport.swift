@@ -136,6 +136,10 @@ final class InMemoryConnection: TransportConnection, ActivityCountedConnection {
         guard first else { return }
         transport.server.clientClosed(id)
         continuation.finish()
+        // Closed by its own client, nothing it still holds is work: a connection closed before
+        // anyone read it (an attempt given up on while it opened) would otherwise hold its
+        // clock's activity for ever, and `TestClock.settle()` with it.
+        ledger?.ended()
         transport.released()
     }
 }

@@ -2,18 +2,38 @@ package import SDK
 
 /// A clock that moves only when a test advances it: no sleeps, no timing flakiness.
 ///
-/// `advance(by:)` sets the new time first and then wakes every sleeper whose deadline has
-/// come, earliest first, so a timer armed in reaction to a fire is armed relative to the new
-/// time, whatever the scheduling. A sleep whose deadline has already passed returns at once.
+/// ``advance(by:)`` means "this much time has passed, and everything due by then has happened,
+/// with its consequences": it settles, then moves to each deadline within the span in turn —
+/// including timers armed on the way, such as a retry after a backoff and then its connect
+/// timeout — settling after each, and ends at the span's end, settled. So the natural way to
+/// write a boundary is also the strict one:
 ///
-/// It also knows when the sessions on it (and ``TestServer`` connections they opened) have
-/// nothing left to do but wait for it: ``settle()`` waits for that, ``advance(through:)`` keeps
-/// firing whatever becomes due within a span — a backoff, then the retry, then its timeout — in
-/// deadline order, and ``runUntilIdle(limit:)`` runs until nothing is scheduled, so a test can
-/// say "nothing more will ever happen". (A session counts its queued inputs, the frames on their
+/// ```swift
+/// import SDK
+/// import SDKTesting
+/// import Testing
+///
+/// @Test func watchdogAtThirtySeconds() async throws {
+///     let clock = TestClock(), lifecycle = LifecycleDriver()
+///     let session = Session(settings: try .testing(auto: false), transport: TestServer().transport(), clock: clock, lifecycle: lifecycle)
+///     try await withRunningSession(session) { _ in
+///         try await session.connect()
+///         await lifecycle.background()
+///         await clock.advance(by: .milliseconds(29_999))
+///         #expect(session.status == .connected)        // fails if the watchdog fired early
+///         await clock.advance(by: .milliseconds(1))
+///         #expect(session.status == .disconnected(.watchdogExpired))
+///     }
+/// }
+/// ```
+///
+/// The clock knows when the sessions and connection controllers on it (and the ``TestServer``
+/// connections they opened) have nothing left to do but wait for it: ``settle()`` waits for
+/// that, and ``runUntilIdle(limit:)`` runs until nothing is scheduled, so a test can say
+/// "nothing more will ever happen". (A session counts its queued inputs, the frames on their
 /// way out, its tasks between two waits and the in-memory server's events not yet read; a timer
 /// asleep on this clock is not work. An app's recovery step that sleeps on this clock keeps its
-/// session busy: advance with ``advance(by:)`` for it.)
+/// session busy: advance with ``advanceWithoutSettling(by:)`` for it.)
 public final class TestClock: Clock, Sendable {
     public struct Instant: InstantProtocol, CustomStringConvertible {
         /// The time since the clock started.
@@ -105,13 +125,45 @@ public final class TestClock: Clock, Sendable {
         }
     }
 
-    /// Moves time forward by `duration` and wakes every sleeper whose deadline has come.
+    /// Moves time forward by `duration` the way it would pass, and returns once everything due
+    /// by then has happened, with its consequences: it settles, then advances to each deadline
+    /// that comes within the span in turn — including timers armed on the way — settling after
+    /// each, and ends at the span's end, settled. A timer that fires early is therefore handled
+    /// before a check made after an advance that stops short of its due time.
     public func advance(by duration: Duration) async {
         await advance(to: now.advanced(by: duration))
     }
 
-    /// Moves time to `instant` (never backward) and wakes every sleeper whose deadline has come.
+    /// Moves time to `instant` (never backward) as ``advance(by:)`` does: every deadline up to
+    /// it fires in turn, and it returns settled.
     public func advance(to instant: Instant) async {
+        await settle()
+        while let next = nextDeadline, next <= instant {
+            await jump(to: next)
+            await settle()
+        }
+        await jump(to: instant)
+        await settle()
+    }
+
+    /// The same as ``advance(by:)``, which settles too.
+    @available(*, deprecated, renamed: "advance(by:)", message: "advance(by:) now settles and fires the timers armed on the way")
+    public func advance(through duration: Duration) async {
+        await advance(by: duration)
+    }
+
+    /// Moves time forward by `duration` and wakes every sleeper due by then, without waiting for
+    /// anything to handle the wake-ups: a check made right after it can run before a timer's
+    /// fire is handled, so it proves nothing about "not yet". Only for work that sleeps on this
+    /// clock inside a session's own unit of work (an app's recovery step that sleeps), where
+    /// ``advance(by:)`` would wait for that work, and so for itself.
+    public func advanceWithoutSettling(by duration: Duration) async {
+        await jump(to: now.advanced(by: duration))
+    }
+
+    /// Sets the time to `instant` (never backward), wakes every sleeper whose deadline has come,
+    /// earliest first, and yields once.
+    private func jump(to instant: Instant) async {
         let due: [TestClockSleeper] = state.withLock { state in
             if instant > state.now { state.now = instant }
             let due = state.sleepers.filter { $0.value.deadline <= state.now }
@@ -136,21 +188,6 @@ public final class TestClock: Clock, Sendable {
         await waiter?.wait()
     }
 
-    /// Moves time forward by `duration` the way it would pass: it settles, then advances to each
-    /// deadline that comes within the span in turn — including timers armed on the way, such as
-    /// a retry after a backoff and then its connect timeout — settling after each, and ends at
-    /// the span's end, settled.
-    public func advance(through duration: Duration) async {
-        let target = now.advanced(by: duration)
-        await settle()
-        while let next = nextDeadline, next <= target {
-            await advance(to: next)
-            await settle()
-        }
-        await advance(to: target)
-        await settle()
-    }
-
     /// Runs until nothing is running and nothing is scheduled — firing each deadline in turn,
     /// settling after each — or until the next deadline lies beyond `limit` from now (a
     /// heartbeat, a watchdog: something that would go on forever). Returns which.
@@ -160,7 +197,7 @@ public final class TestClock: Clock, Sendable {
         await settle()
         while let next = nextDeadline {
             guard next <= end else { return .stillScheduled(next) }
-            await advance(to: next)
+            await jump(to: next)
             await settle()
         }
         return .idle

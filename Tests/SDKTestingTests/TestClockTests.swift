@@ -51,14 +51,14 @@ struct TestClockTests {
         return (Session(settings: settings, transport: transport, clock: clock), transport)
     }
 
-    @Test("advance(through:) fires the timers armed on the way, in order; advance(by:) only what was due when it began")
-    func advanceThrough() async throws {
+    @Test("advance(by:) fires the timers armed on the way, in order; advanceWithoutSettling(by:) only what was due when it began")
+    func advanceFiresChains() async throws {
         let clock = TestClock(), server = TestServer()
         let (session, transport) = try Self.refusedSession(clock, server)
         try await withRunningSession(session) { _ in
             await clock.settle()
             #expect(transport.requestedURLs.count == 1, "the launch's attempt")
-            await clock.advance(through: .seconds(10))
+            await clock.advance(by: .seconds(10))
             // Attempts at t = 0, 1, 3 and 7; the next is due at 15.
             #expect(transport.requestedURLs.count == 4)
             #expect(clock.now.offset == .seconds(10))
@@ -68,10 +68,30 @@ struct TestClockTests {
         let (plain, plainTransport) = try Self.refusedSession(plainClock, TestServer())
         try await withRunningSession(plain) { _ in
             await plainClock.settle()
-            await plainClock.advance(by: .seconds(10))
+            await plainClock.advanceWithoutSettling(by: .seconds(10))
             await plainClock.settle()
             #expect(plainTransport.requestedURLs.count == 2, "one retry: the next backoff was armed after the jump, from t = 10")
             #expect(plainClock.nextDeadline?.offset == .seconds(12))
+        }
+    }
+
+    @Test("a fire handled before the boundary is seen: after advance(by:) short of a deadline nothing due later has run, and everything due before has")
+    func advanceSettlesEachFire() async throws {
+        // The retry due at t = 1 s (backoff 1 s) is handled by the session before advance(by:)
+        // returns; the one due at t = 3 s is not, however the tasks are scheduled.
+        for _ in 0..<50 {
+            let clock = TestClock()
+            let (session, transport) = try Self.refusedSession(clock, TestServer())
+            try await withRunningSession(session) { _ in
+                await clock.advance(by: .milliseconds(999))
+                #expect(transport.requestedURLs.count == 1)
+                await clock.advance(by: .milliseconds(1))
+                #expect(transport.requestedURLs.count == 2, "the retry due at 1 s was handled before advance(by:) returned")
+                await clock.advance(by: .milliseconds(1_999))
+                #expect(transport.requestedURLs.count == 2)
+                await clock.advance(by: .milliseconds(1))
+                #expect(transport.requestedURLs.count == 3)
+            }
         }
     }
 

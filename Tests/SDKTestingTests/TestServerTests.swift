@@ -87,14 +87,14 @@ struct TestServerTests {
             server.restart()
             #expect(server.latestSequence(of: "c") == 0)
             try await status.waitFor(after: mark) { if case .reconnecting(let reason) = $0 { reason.code == .networkLost } else { false } }
-            await clock.advance(through: .seconds(30))
+            await clock.advance(by: .seconds(30))
             #expect(session.status == .connected)
             #expect(try server.publish("after", to: "c") == 1)
             #expect(try await messages.next() == ChannelMessage(channel: "c", sequence: 1, data: "after"), "not dropped as a duplicate of the old 1")
         }
     }
 
-    @Test("an answer delay holds every answer until the clock passes it; advance(through:) delivers them in order")
+    @Test("an answer delay holds every answer until the clock passes it; advance(by:) delivers them in order")
     func answerDelay() async throws {
         let server = TestServer(), clock = TestClock()
         server.setAnswerDelay(.seconds(2), on: clock)
@@ -103,7 +103,7 @@ struct TestServerTests {
             await clock.settle()
             #expect(server.receivedMessages.count == 1, "auth sent")
             #expect(session.status == .connecting, "its answer waits for the clock")
-            await clock.advance(through: .seconds(2))
+            await clock.advance(by: .seconds(2))
             #expect(session.status == .connected)
             server.setAnswerDelay(nil, on: clock)
             _ = try await session.subscribe(to: "c")
@@ -125,7 +125,7 @@ struct TestServerTests {
         await leaving.close(code: .normal, reason: "")
         await clock.settle()
         #expect(clock.sleeperCount == 1, "the closed connection's answer no longer waits")
-        await clock.advance(through: .seconds(2))
+        await clock.advance(by: .seconds(2))
         var events = staying.events.makeAsyncIterator()
         guard case .frame(let frame)? = await events.next() else { throw CodecError(.malformed, "no answer") }
         #expect(try codec.decode(frame) == .ack(Ack(id: 1)))

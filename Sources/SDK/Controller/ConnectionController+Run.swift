@@ -38,6 +38,7 @@ extension ConnectionController {
             for await input in inputs {
                 handle(input)
                 launchSpawns(into: &group)
+                inputSink.handled()
             }
             runPhase = .stopping
             stopWatching.fire()
@@ -56,6 +57,9 @@ extension ConnectionController {
         case .notStarted:
             runPhase = .finished
             end()
+            // Inputs queued for a run that never came: nothing will handle them.
+            inputSink.finish()
+            inputSink.abandon()
             statusBroadcaster.finish()
         case .running:
             runPhase = .stopping
@@ -184,6 +188,7 @@ extension ConnectionController {
         let closeLimit = connectTimeout
         let clock = self.clock
         let logger = self.logger
+        let activity = clock.activity
         for item in work {
             switch item {
             case .open(let handle, let cancel, let after):
@@ -205,9 +210,14 @@ extension ConnectionController {
                     closed.fire()
                 }
             case .timer(let timer, let serial, let deadline, let cancel):
+                // With a tracking clock the task is a unit of work until it sleeps, and again
+                // from its wake-up until its fire is in the funnel: a test clock's settle()
+                // returns only once the fire is handled.
+                activity?.begin()
                 group.addTask {
-                    let (result, cancelled) = await race({ try await clock.sleep(until: deadline) }, cancelledBy: cancel)
+                    let (result, cancelled) = await race({ try await clock.sleepTracked(until: deadline) }, cancelledBy: cancel)
                     if !cancelled, case .success? = result { sink.yield(.timerFired(timer, serial: serial)) }
+                    activity?.end()
                 }
             case .whenFired(let signal, let input):
                 group.addTask {

@@ -31,7 +31,7 @@ public actor ConnectionController {
     nonisolated let connectTimeout: Duration
     nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
     nonisolated let inputs: AsyncStream<Input>
-    nonisolated let inputSink: AsyncStream<Input>.Continuation
+    nonisolated let inputSink: TrackedInputSink<Input>
     /// Fires when ``run()`` has let go of everything and returned.
     nonisolated let runEnded = OneShot()
 
@@ -125,9 +125,16 @@ public actor ConnectionController {
         self.control = ConnectionControl(
             policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
         )
-        (inputs, inputSink) = AsyncStream<Input>.makeStream()
+        let (inputs, continuation) = AsyncStream<Input>.makeStream()
+        self.inputs = inputs
+        self.inputSink = TrackedInputSink(continuation: continuation, activity: self.clock.activity)
         let (name, state) = (control.policy.name, control.lifecycle)
         diagnostics.update { $0.policyName = name; $0.appState = state }
+    }
+
+    deinit {
+        // A controller that never ran: what it queued will never be handled.
+        if runPhase == .notStarted { inputSink.abandon() }
     }
 
     // MARK: Status

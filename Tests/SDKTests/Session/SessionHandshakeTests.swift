@@ -54,7 +54,7 @@ struct SessionHandshakeTests {
                 // Everything is on the server's side of the wire; nothing has been answered.
                 #expect(server.receivedMessages.dropFirst(before).map(kind) == ["auth", "subscribe room since 0", "publish 1", "publish 2"])
                 #expect(session.status == .connecting)
-                await clock.advance(through: .milliseconds(100))
+                await clock.advance(by: .milliseconds(100))
                 let report = try #require(await reports.next())
                 #expect(report.caughtUp == ["room": 3])
                 #expect(report.outboxFlushed == 2)
@@ -97,7 +97,7 @@ struct SessionHandshakeTests {
                 await lifecycle.foreground()
                 await clock.settle()
                 #expect(server.receivedMessages.dropFirst(before).map(kind) == ["auth", "subscribe room since 0", "publish 1", "publish 2"], "sent in one flight")
-                await clock.advance(through: .milliseconds(50))
+                await clock.advance(by: .milliseconds(50))
                 for try await error in group {
                     #expect(error?.code == .rejected)
                     #expect(error?.reason?.code == .credentialsRejected)
@@ -122,7 +122,7 @@ struct SessionHandshakeTests {
             let subscribing = Task { try await session.subscribe(to: "late") }
             await server.waitForReceivedMessages(2)
             #expect(server.receivedMessages.map(kind) == ["auth", "subscribe late since -"])
-            await clock.advance(through: .milliseconds(100))
+            await clock.advance(by: .milliseconds(100))
             let late = try await subscribing.value
             try server.publish("hi", to: "late")
             var messages = late.makeAsyncIterator()
@@ -152,7 +152,7 @@ struct SessionHandshakeTests {
             await lifecycle.foreground()
             await clock.settle()
             #expect(server.receivedMessages.dropFirst(before).map(kind) == ["auth", "subscribe room since 0"])
-            await clock.advance(through: .milliseconds(100))
+            await clock.advance(by: .milliseconds(100))
             #expect(await seen.next() == .connected, "the step ran once connected")
             #expect(await clock.runUntilIdle() == .idle)
             // Answers to what the session sends as the test ends (a dropped subscription's
@@ -177,7 +177,7 @@ struct SessionHandshakeTests {
             let before = server.receivedMessages.count
             server.setAnswerDelay(.milliseconds(100), on: clock)
             await lifecycle.foreground()
-            await clock.advance(through: .milliseconds(100))
+            await clock.advance(by: .milliseconds(100))
             let report = try #require(await reports.next())
             #expect(report.caughtUp == ["room": 3])
             #expect(report.isComplete)

@@ -78,7 +78,8 @@ struct SessionProtocolAdapterTests {
         try await withGraphQLSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog) async throws in
             let inFlight = Task { try await session.publish(["query": "mutation { a }"], to: "m") }
             #expect(await log.nextSent() == #"{"id":"p1","payload":{"query":"mutation { a }"},"type":"subscribe"}"#)
-            await clock.advance(by: .seconds(60))
+            // A working connection (stable after 5 s), the mutation still within its 10 s.
+            await clock.advance(by: .seconds(6))
             transport.closeFromServer(nil)
             let error = await #expect(throws: SessionError.self) { try await inFlight.value }
             #expect(error?.code == .connectionLost)
