@@ -31,6 +31,19 @@ struct ReadmeExampleTests {
         }
     }
 
+    @Test func manualWatchdogFiresAtThirtySecondsNotBefore() async throws {
+        let clock = TestClock(), lifecycle = LifecycleDriver()
+        let session = Session(settings: try .testing(auto: false), transport: TestServer().transport(), clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { _ in
+            try await session.connect()
+            await lifecycle.background()
+            await clock.advance(by: .milliseconds(29_999))
+            #expect(session.status == .connected)                      // fails if the watchdog fired early
+            await clock.advance(by: .milliseconds(1))
+            #expect(session.status == .disconnected(.watchdogExpired)) // no waiting: it has happened
+        }
+    }
+
     @Test func backgroundThenForegroundCatchesUpThenNothingMore() async throws {
         let server = TestServer(), clock = TestClock(), lifecycle = LifecycleDriver()
         let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, lifecycle: lifecycle)
@@ -54,7 +67,7 @@ struct ReadmeExampleTests {
             await session.replacePolicy(StayConnected())
             await lifecycle.background()
             server.dropAllConnections()
-            await clock.advance(through: .seconds(1))                 // the retry, armed on the way
+            await clock.advance(by: .seconds(1))                 // the retry, armed on the way
             #expect(session.policyName == "stay-connected" && session.status == .connected)
         }
     }

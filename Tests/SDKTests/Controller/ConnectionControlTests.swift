@@ -68,6 +68,28 @@ struct ConnectionControlTests {
         #expect(control.phase == .opening(attempt: 2, .policy))
     }
 
+    /// An app's policy that asks for a connection on every event, whatever the state.
+    struct GreedyPolicy: SessionPolicy {
+        var name: String { "greedy" }
+        mutating func start(in context: PolicyContext) -> [PolicyAction] { [.openConnection] }
+        mutating func lifecycleChanged(to state: AppLifecycleState) -> [PolicyAction] { [.openConnection] }
+        mutating func connectRequested() -> [PolicyAction] { [.openConnection] }
+        mutating func disconnectRequested() -> [PolicyAction] { [.openConnection] }
+        mutating func pingRequested() -> [PolicyAction] { [.openConnection] }
+        mutating func connectionOpened() -> [PolicyAction] { [.openConnection] }
+        mutating func connectionLost(_ loss: ConnectionLoss) -> [PolicyAction] { [.openConnection] }
+        mutating func timerFired(_ timer: PolicyTimer) -> [PolicyAction] { [.openConnection] }
+        mutating func networkReachabilityChanged(isReachable: Bool) -> [PolicyAction] { [.openConnection] }
+    }
+
+    @Test("never two: a policy that asks to open while an attempt is opening or open gets no second one")
+    func neverTwoForAnAppPolicy() {
+        let (control, effects) = run(GreedyPolicy(), [.start, .connect, .lifecycle(.background), .opened(1), .connect, .ping, .network(true)])
+        let opens = effects.flatMap { $0 }.filter { if case .open = $0 { true } else { false } }
+        #expect(opens == [.open(attempt: 1)])
+        #expect(control.phase == .open(attempt: 1, .policy))
+    }
+
     @Test("Manual: nothing at launch; the watchdog is armed in the background, a ping re-arms it, its fire closes")
     func manualTable() {
         let (control, effects) = run(Self.manual, [.start, .connect, .opened(1), .lifecycle(.background), .ping, .fired(.policy(.watchdog))])

@@ -75,6 +75,38 @@ struct ConnectionControllerTests {
         }
     }
 
+    @Test("Manual: in the background the watchdog closes exactly 30 s later, not a moment before")
+    func manualWatchdogBoundary() async throws {
+        let controller = controller(manual())
+        try await withRunningController(controller) { status in
+            try await controller.connect()
+            await lifecycle.background()
+            await clock.advance(by: .milliseconds(29_999))
+            #expect(controller.status == .connected)
+            #expect(controller.armedTimers == [.watchdog])
+            await clock.advance(by: .milliseconds(1))
+            #expect(controller.status == .disconnected(.watchdogExpired))
+            #expect(controller.armedTimers == [])
+        }
+    }
+
+    @Test("a late report about an earlier attempt leaves the current connection alone")
+    func staleReport() async throws {
+        let controller = controller(auto())
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            client.drop()
+            await clock.advance(by: .seconds(1))  // the backoff after a short-lived connection
+            try await status.waitFor(.connected)
+            #expect(client.openCalls == 2)
+            client.report(lost: .serverClosed("late"), on: 1)
+            await clock.advance(by: .seconds(60))
+            #expect(controller.status == .connected)
+            #expect(client.openCalls == 2)
+            #expect(client.openCount == 1)
+        }
+    }
+
     @Test("rapid flapping converges: one connection at the end, never two at once")
     func flapping() async throws {
         let controller = controller(auto())

@@ -50,6 +50,8 @@ struct SessionAutoModeTests {
             try server.publish(["n": 3], to: "room")
             await lifecycle.foreground()
             try await status.waitFor(.connected)
+            await clock.settle()
+            try #require(server.subscriberCount(of: "room") == 1, "the subscription was rejoined")
             #expect(try await messages.next()?.data == ["n": 2])
             #expect(try await messages.next()?.data == ["n": 3])
             try server.publish(["n": 4], to: "room")

@@ -55,6 +55,30 @@ struct SessionLivenessTests {
         }
     }
 
+    @Test("in the background no heartbeat is armed: not when connect() opens there, nor after an answered ping() (Manual)")
+    func noHeartbeatArmedInBackground() async throws {
+        let server = TestServer()
+        let session = Session(
+            settings: try .testing(auto: false) { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) },
+            transport: server.transport(), clock: clock, lifecycle: lifecycle
+        )
+        try await withRunningSession(session) { _ in
+            await lifecycle.background()
+            try await session.connect()
+            await clock.settle()
+            #expect(session.armedTimers == [.watchdog], "connected in the background: the watchdog, no heartbeat")
+            try await session.ping()
+            await clock.settle()
+            #expect(session.armedTimers == [.watchdog], "the pong re-arms no heartbeat in the background")
+            await clock.advance(by: .seconds(29))
+            #expect(session.status == .connected)
+            #expect(session.armedTimers == [.watchdog])
+            await lifecycle.foreground()
+            await clock.settle()
+            #expect(session.armedTimers == [.heartbeat], "back in the foreground (the probe answered) the heartbeat runs")
+        }
+    }
+
     @Test("back in the foreground, a connection that claims to be open is probed before it is trusted")
     func foregroundProbe() async throws {
         let server = TestServer()

@@ -1,3 +1,4 @@
+import Foundation
 import SDK
 import SDKTesting
 import Testing
@@ -13,6 +14,26 @@ struct AppSettingsTests {
         #expect(settings.backgroundTimeout == .seconds(30))
         #expect(settings.backgroundGrace == .zero)
         #expect(settings.makePolicy().name == "auto")
+    }
+
+    @Test("every default the README and the builder's docs state")
+    func statedDefaults() throws {
+        let settings = try base.build()
+        #expect(settings.heartbeat?.interval == .seconds(25))
+        #expect(settings.heartbeat?.timeout == .seconds(10))
+        #expect(settings.connectTimeout == .seconds(10))
+        #expect(settings.requestTimeout == .seconds(10))
+        #expect(settings.outboxLimit == 100)
+        #expect(settings.outboxTimeout == .seconds(30))
+        #expect(settings.stableConnectionAfter == .seconds(5))
+        #expect(settings.reconnectBackoff == .standard)
+        #expect(Backoff.standard == Backoff(initial: .milliseconds(500), multiplier: 2, maximum: .seconds(30), jitter: 0.2, maxAttempts: nil))
+        #expect(settings.replayMode == .pipelined)
+        #expect(settings.replayAttempts == 3)
+        #expect(settings.foregroundProbeTimeout == .seconds(3))
+        #expect(settings.allowsInsecureTransport == false)
+        #expect(settings.serverProtocol.name == "tether")
+        #expect(URLSessionWebSocketTransport().maximumMessageSize == 1 << 20)
     }
 
     @Test("autoEstablishSocketConnection(false) selects Manual mode")
@@ -87,12 +108,17 @@ struct AppSettingsTests {
 
     @Test("ws:// is allowed for loopback, or when insecure transport is allowed explicitly", arguments: ["ws://127.0.0.1:8080/", "ws://localhost/", "ws://[::1]:9/"])
     func loopbackIsFine(url: String) throws {
-        _ = try AppSettings.Builder().serverURL(url).build()
+        let settings = try AppSettings.Builder().serverURL(url).build()
+        #expect(settings.serverURL.absoluteString == url)
+        #expect(settings.allowsInsecureTransport == false)
     }
 
     @Test("allowInsecureTransport(true) permits ws:// to other hosts")
     func insecureAllowed() throws {
-        _ = try AppSettings.Builder().serverURL("ws://example.com/").allowInsecureTransport(true).build()
+        let settings = try AppSettings.Builder().serverURL("ws://example.com/").allowInsecureTransport(true).build()
+        #expect(settings.serverURL.absoluteString == "ws://example.com/")
+        #expect(settings.allowsInsecureTransport)
+        #expect(throws: SettingsError.self) { try AppSettings.Builder().serverURL("ws://example.com/").build() }
     }
 
     @Test("an error about a URL with credentials does not repeat them")
