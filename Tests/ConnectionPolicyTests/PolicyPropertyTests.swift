@@ -54,6 +54,40 @@ struct PolicyPropertyTests {
     }
 }
 
+extension PolicyPropertyTests {
+    /// Liveness, which the invariants above cannot see (a policy that never opens satisfies all
+    /// of them): from whatever state a random sequence left, an app in the foreground, with a
+    /// network, that calls `connect()` is connected after the opens it asks for complete and its
+    /// timers fire — within a bounded number of steps.
+    static func endsConnected<Policy: SessionPolicy>(_ policy: Policy, after events: [Int]) -> (Bool, [String]) {
+        var model = Model(PolicyHarness(policy))
+        for event in events { model.play(event) }
+        model.play(1)   // active
+        model.play(14)  // reachable
+        model.play(3)   // connect()
+        for _ in 0..<20 {
+            switch model.harness.socket {
+            case .open: return (true, model.trace)
+            case .opening: model.play(6)
+            case .closed:
+                guard !model.harness.armed.isEmpty else { return (false, model.trace) }
+                model.play(11)
+            }
+        }
+        return (model.harness.socket == .open, model.trace)
+    }
+
+    @Test("Auto and Manual: from any state, foreground + network + connect() ends connected (liveness)")
+    func liveness() async {
+        await propertyCheck(count: 300, input: Self.events) { events in
+            let auto = Self.endsConnected(AutoPolicy(.init(backgroundGrace: .seconds(5), backoff: Backoff(maxAttempts: 5)), jitter: .seeded(7)), after: events)
+            #expect(auto.0, "Auto not connected after \(auto.1)")
+            let manual = Self.endsConnected(ManualPolicy(.init(backoff: Backoff(maxAttempts: 5)), jitter: .seeded(7)), after: events)
+            #expect(manual.0, "Manual not connected after \(manual.1)")
+        }
+    }
+}
+
 /// Plays numbered events against a policy and its socket model, tracking what the app did.
 struct Model<Policy: SessionPolicy> {
     var harness: PolicyHarness<Policy>

@@ -267,12 +267,8 @@ struct ConnectionControllerTests {
     func refusals() async throws {
         let controller = ConnectionController(connection: client, policy: auto(), clock: clock, lifecycle: LifecycleDriver(initialState: .background), logger: .silent)
         try await withRunningController(controller) { _ in
-            await #expect(throws: SessionError.self) { try await controller.connect() }
-            do {
-                try await controller.connect()
-            } catch let error as SessionError {
-                #expect(error.code == .notWanted)
-            }
+            let error = await #expect(throws: SessionError.self) { try await controller.connect() }
+            #expect(error?.code == .notWanted)
         }
         do {
             try await controller.connect()

@@ -112,11 +112,17 @@ struct SessionAutoModeTests {
             // The immediate retry is refused; then 1 s, then 2 s.
             try await status.waitFor { if case .reconnecting(let reason) = $0 { reason.code == .error } else { false } }
             #expect(transport.openedConnectionCount == 1)
+            #expect(transport.requestedURLs.count == 2, "the first connection and the immediate retry")
             await clock.advance(by: .milliseconds(999))
-            #expect(session.status != .connecting)
+            #expect(transport.requestedURLs.count == 2)
+            await clock.advance(by: .milliseconds(1))
+            #expect(transport.requestedURLs.count == 3, "1 s after the first refusal")
+            await clock.advance(by: .milliseconds(1_999))
+            #expect(transport.requestedURLs.count == 3)
             server.setRefusingConnections(false)
             await clock.advance(by: .milliseconds(1))
-            try await status.waitFor(.connected)
+            #expect(transport.requestedURLs.count == 4, "2 s after the second refusal")
+            #expect(session.status == .connected)
             #expect(transport.openedConnectionCount == 2)
         }
     }

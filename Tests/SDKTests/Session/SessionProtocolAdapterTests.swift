@@ -129,6 +129,8 @@ struct SessionProtocolAdapterTests {
             #expect(await log.next() == .opened(endpoint, subprotocols: ["graphql-transport-ws"]))
             #expect(await log.next() == .closed(.protocolError))
             #expect(session.status == seen.last, "no retry")
+            #expect(transport.openCount == 1, "one socket, in an hour")
+            #expect(session.armedTimers == [])
         }
     }
 

@@ -20,6 +20,10 @@ final class ScriptedTransport: Transport {
     /// When set, a client's close is written only once it fires (a slow network at the end).
     private let closeGate: OneShot?
     private let current = Locked<AsyncStream<TransportEvent>.Continuation?>(nil)
+    private let opens = Locked(0)
+
+    /// How many times a socket was asked to open (refused ones included).
+    var openCount: Int { opens.withLock { $0 } }
 
     /// - Parameters:
     ///   - subprotocol: the subprotocol the "server" chooses.
@@ -36,6 +40,7 @@ final class ScriptedTransport: Transport {
     }
 
     func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
+        opens.withLock { $0 += 1 }
         logSink.yield(.opened(url, subprotocols: subprotocols))
         if let refusal = refusals.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw refusal }
         let (events, continuation) = AsyncStream<TransportEvent>.makeStream()

@@ -14,27 +14,37 @@ struct CodecRoundTripPropertyTests {
     @Test("random client messages: encoded ⇒ decoded and equal", arguments: [UInt64(1), 2, 3, 4])
     func clientMessages(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
+        var checked = [0, 0]
         for round in 0..<1_500 {
             let message = random.clientMessage()
-            for codec in Self.codecs {
+            for (index, codec) in Self.codecs.enumerated() {
                 guard let frame = try? codec.encode(message) else { continue }
                 let decoded = try #require(try? codec.decodeClientMessage(frame), "seed \(seed) round \(round): encoded but refused: \(frame)")
                 #expect(decoded == message, "seed \(seed) round \(round)")
+                checked[index] += 1
             }
         }
+        // About 1,300 of the 1,500 encode under either codec's limits (measured): the property
+        // says something only while most of them do.
+        #expect(checked.allSatisfy { $0 >= 1_000 }, "messages that encoded, per codec: \(checked)")
     }
 
     @Test("random server messages: encoded ⇒ decoded and equal", arguments: [UInt64(5), 6, 7, 8])
     func serverMessages(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
+        var checked = [0, 0]
         for round in 0..<1_500 {
             let message = random.serverMessage()
-            for codec in Self.codecs {
+            for (index, codec) in Self.codecs.enumerated() {
                 guard let frame = try? codec.encode(message) else { continue }
                 let decoded = try #require(try? codec.decode(frame), "seed \(seed) round \(round): encoded but refused: \(frame)")
                 #expect(decoded == message, "seed \(seed) round \(round)")
+                checked[index] += 1
             }
         }
+        // About 1,300 of the 1,500 encode under either codec's limits (measured): the property
+        // says something only while most of them do.
+        #expect(checked.allSatisfy { $0 >= 1_000 }, "messages that encoded, per codec: \(checked)")
     }
 
     @Test("a publish nested 40 levels is refused by encode (tooDeep), and one at the limit goes")

@@ -95,11 +95,16 @@ struct MQTTPacketTests {
         #expect(decoded == Self.packets, "one byte at a time")
     }
 
-    @Test("what is not MQTT is a typed error, never a crash or a wait", arguments: [
-        ("F000", "reserved type"), ("5002000a", "QoS 2 PUBREC"), ("3600000174", "QoS 3"), ("20", nil),
-        ("2003000000", "trailing byte"), ("200100", "short CONNACK"), ("30ffffffff7f", "5-byte length"), ("308000", "non-minimal length"),
-        ("3203000174", "short field"), ("3a05000174", nil), ("300400020000", "a topic with NUL"), ("300300fffe", "string longer than packet"),
-        ("62020001", "a PUBREL"), ("8203000174", "SUBSCRIBE without a QoS"), ("900200ff", "empty SUBACK"), ("3205000174 0000", "packet id 0"),
+    /// Each input with a part of the error its decoder must give (nil: an incomplete packet,
+    /// which waits for more).
+    @Test("what is not MQTT is a typed error that says what is wrong, never a crash or a wait", arguments: [
+        ("F000", "packet type 15, which Tether does not speak"), ("5002000a", "packet type 5, which Tether does not speak"),
+        ("3600000174", "a PUBLISH at QoS 3"), ("20", nil), ("2003000000", "1 bytes after a type 2 packet"),
+        ("200100", "a packet shorter than its fields"), ("30ffffffff7f", "a remaining length longer than 4 bytes"),
+        ("308000", "a remaining length not in its shortest encoding"), ("3203000174", "a packet shorter than its fields"), ("3a05000174", nil),
+        ("300400020000", "a string that is not valid UTF-8"), ("300300fffe", "a field longer than its packet"),
+        ("62020001", "packet type 6"), ("8203000174", "a packet shorter than its fields"), ("900200ff", "a SUBACK without a return code"),
+        ("3205000174 0000", "a PUBLISH with packet id 0"),
     ] as [(String, String?)])
     func malformed(_ input: (String, String?)) {
         let bytes = Self.hex(input.0.replacingOccurrences(of: " ", with: ""))
@@ -109,7 +114,12 @@ struct MQTTPacketTests {
             // Only an incomplete packet may decode to nothing: then it waits for more.
             #expect(input.1 == nil && packets.isEmpty, "decoded \(packets) from \(input.0)")
         } catch {
-            #expect(input.1 != nil, "\(input.0): \(error)")
+            // `append` throws only `MQTTDecodingError` (typed throws).
+            guard let expected = input.1 else {
+                Issue.record("\(input.0): an incomplete packet must wait for more, not fail: \(error)")
+                return
+            }
+            #expect(error.description.contains(expected), "\(input.0): \(error)")
         }
     }
 
