@@ -133,6 +133,21 @@ struct ServerCoreTests {
         #expect(decoded(core.received(.text(#"{"type":"publish","id":5,"channel":"room","data":"a","key":"k1"}"#), from: 1)).contains(.ack(Ack(id: 5, sequence: 4))))
     }
 
+    @Test("the deduplication window ends exactly 120 s after the key was first applied: after it, a re-send is a new message")
+    func deduplicationWindowEnds() {
+        let clock = Locked(Duration.zero)
+        var core = core(subscriber: true, now: { clock.withLock { $0 } })
+        let publish = #"{"type":"publish","id":2,"channel":"room","data":"a","key":"k1"}"#
+        #expect(decoded(core.received(.text(publish), from: 1)).contains(.ack(Ack(id: 2, sequence: 1))))
+        clock.withLock { $0 = .seconds(120) }
+        #expect(decoded(core.received(.text(publish), from: 1)) == [.ack(Ack(id: 2, sequence: 1))], "still within the window at 120 s")
+        clock.withLock { $0 = .seconds(120) + .milliseconds(1) }
+        let late = decoded(core.received(.text(publish), from: 1))
+        #expect(late.contains(.ack(Ack(id: 2, sequence: 2))), "past the window the key is forgotten: applied again")
+        #expect(late.contains(.message(ChannelMessage(channel: "room", sequence: 2, data: "a"))), "and delivered again")
+        #expect(decoded(core.received(.text(publish), from: 1)) == [.ack(Ack(id: 2, sequence: 2))], "remembered anew from then on")
+    }
+
     @Test("a channel remembers at most maxKeysPerChannel keys")
     func keyMemoryIsBounded() {
         var core = ServerCore(.init(maxKeysPerChannel: 2), now: { .zero })

@@ -127,6 +127,26 @@ struct SessionAutoModeTests {
         }
     }
 
+    @Test("a connection lost in the background (kept for the grace) is not retried there: no timer, no socket, until the foreground")
+    func lossInBackgroundNotRetried() async throws {
+        let (session, transport) = try makeSession { $0.backgroundGrace(.seconds(10)) }
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await clock.advance(by: .seconds(60))  // a working connection, whose loss would be retried at once
+            await lifecycle.background()
+            #expect(session.status == .connected, "kept for the grace")
+            server.dropAllConnections()
+            await clock.settle()
+            #expect(session.armedTimers == [], "no retry timer in the background")
+            await clock.advance(by: .seconds(3600))
+            #expect(transport.requestedURLs.count == 1)
+            #expect(session.status != .connected)
+            await lifecycle.foreground()
+            try await status.waitFor(.connected, after: status.mark())
+            #expect(transport.requestedURLs.count == 2)
+        }
+    }
+
     @Test("backgrounded during a reconnect: the retry is cancelled and never runs")
     func backgroundDuringReconnect() async throws {
         let (session, transport) = try makeSession()
