@@ -67,7 +67,7 @@ struct AdapterSessionIntegrationTests {
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: try backend.settings(port: server.port, token: "wrong"), transport: transport)
             try await withRunningSession(session) { status in
-                try await expectRejectedWithoutRetry(status, transport: transport)
+                try await expectRejectedWithoutRetry(status, session: session, transport: transport)
                 if case .disconnected(let reason) = session.status { #expect(reason.code == .credentialsRejected) } else { Issue.record("reconnected: \(session.status)") }
             }
         }

@@ -49,7 +49,7 @@ struct MQTTIntegrationTests {
             let transport = CountingTransport(NIOWebSocketTransport())
             let rejected = Session(settings: try Self.settings(broker, clientID: "bad", token: "wrong"), transport: transport)
             try await withRunningSession(rejected) { status in
-                try await expectRejectedWithoutRetry(status, transport: transport)
+                try await expectRejectedWithoutRetry(status, session: rejected, transport: transport)
             }
         }
     }
@@ -132,8 +132,10 @@ struct MQTTIntegrationTests {
                 try await status.waitFor(.connected)
                 _ = await reports.next()
                 var messages = try await session.subscribe(to: "alerts/#").makeAsyncIterator()
-                // mosquitto saves its persistence every second (autosave_interval 1).
-                try await Task.sleep(for: .milliseconds(2500))
+                let subscribedAt = Date()  // the broker has acknowledged the subscription
+                // mosquitto saves its persistence every second (autosave_interval 1): wait for a
+                // save written after the subscription, not for a guess at how long one takes.
+                try await Self.waitForSave(of: first, after: subscribedAt)
                 first.send(SIGKILL)
                 await first.exited()
                 try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
@@ -155,6 +157,22 @@ struct MQTTIntegrationTests {
         }
         await first.stop()
         await restarted?.stop(removingDirectory: true)
+    }
+
+    /// Returns once the broker's persistence file was written after `instant` (a save that holds
+    /// what the broker knew then); fails, naming the file, when none comes within 10 s.
+    static func waitForSave(of broker: MQTTBroker, after instant: Date) async throws {
+        let file = broker.directory.appendingPathComponent("data/mosquitto.db").path
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            // A save finished 200 ms after `instant` began after it (a save of this small
+            // database takes a few milliseconds), so it holds what the broker knew then.
+            let modified = (try? FileManager.default.attributesOfItem(atPath: file)[.modificationDate]) as? Date
+            if let modified, modified > instant.addingTimeInterval(0.2) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("mosquitto wrote no save to \(file) within 10 s")
+        throw CancellationError()
     }
 
     @Test("the broker stopped (SIGSTOP): the keep-alive finds the silent link (no heartbeat of the session's own)")

@@ -30,10 +30,13 @@ func expectManualWatchdog(_ settings: AppSettings, transport: any Transport) asy
 /// The server rejects the credentials: the session ends as `credentialsRejected` and opens no
 /// socket after that. (An attempt that failed for another reason first — a connect timeout on a
 /// loaded machine — is a retry the policy may make; after the rejection, none.)
-func expectRejectedWithoutRetry(_ status: StatusRecorder, transport: CountingTransport) async throws {
+func expectRejectedWithoutRetry(_ status: StatusRecorder, session: Session, transport: CountingTransport) async throws {
     try await status.waitFor { if case .disconnected(let reason) = $0 { reason.code == .credentialsRejected } else { false } }
+    // No retry can come: none is scheduled (what decides it, whatever the machine's load).
+    #expect(session.armedTimers == [], "a timer after the rejection: \(session.armedTimers)")
     let opened = transport.openedCount
-    // Ten backoff periods: a retry loop would have opened more sockets by now.
+    // And none came in ten backoff periods.
     try await Task.sleep(for: .seconds(1))
     #expect(transport.openedCount == opened, "opened \(transport.openedCount - opened) more after the rejection")
+    #expect(session.armedTimers == [])
 }
