@@ -1,10 +1,15 @@
 public import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// The transport on `URLSessionWebSocketTask`, for Apple platforms.
 ///
-/// On Linux it compiles, and `open` throws ``TransportError/Code/unavailable``: the system's
-/// libcurl, which swift-corelibs-foundation uses, has no ws/wss support. Use a swift-nio
-/// transport there (the package's `Examples/NIOTransport`).
+/// The one implementation compiles on Apple platforms and, against FoundationNetworking's
+/// `URLSessionWebSocketTask`, on Linux. Where the system's libcurl (which swift-corelibs-foundation
+/// uses) has no ws/wss support, `open` throws ``TransportError/Code/unavailable`` — a check made
+/// at run time, when the task fails with `NSURLErrorUnsupportedURL`. Use a swift-nio transport
+/// there (the package's `Examples/NIOTransport`).
 public struct URLSessionWebSocketTransport: Transport {
     /// The largest message accepted.
     public var maximumMessageSize: Int
@@ -18,11 +23,11 @@ public struct URLSessionWebSocketTransport: Transport {
     }
 
     public func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
-        #if canImport(Darwin)
+        #if canImport(Darwin) || canImport(FoundationNetworking)
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if !subprotocols.isEmpty { request.setValue(subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol") }
-        let delegate = URLSessionWebSocketDelegate()
+        let delegate = WebSocketTaskDelegate()
         let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
         let task = session.webSocketTask(with: request)
         task.maximumMessageSize = maximumMessageSize
@@ -33,6 +38,9 @@ public struct URLSessionWebSocketTransport: Transport {
             let status = (task.response as? HTTPURLResponse)?.statusCode
             task.cancel(with: .abnormalClosure, reason: nil)
             session.invalidateAndCancel()
+            if Self.isUnsupportedScheme(error) {
+                throw TransportError(.unavailable, Self.unavailableMessage)
+            }
             if let status, status != 101 {
                 throw TransportError(.handshakeFailed, "the server did not upgrade to WebSocket: HTTP \(status)", httpStatus: status)
             }
@@ -46,17 +54,24 @@ public struct URLSessionWebSocketTransport: Transport {
         }
         return URLSessionWebSocketConnection(task: task, session: session, delegate: delegate, subprotocol: chosen)
         #else
-        throw TransportError(
-            .unavailable,
-            "URLSessionWebSocketTask is not available in this Foundation (the system libcurl has no ws/wss support); use a swift-nio transport on Linux"
-        )
+        throw TransportError(.unavailable, Self.unavailableMessage)
         #endif
+    }
+
+    package static let unavailableMessage =
+        "URLSessionWebSocketTask cannot open ws/wss URLs in this Foundation (the system libcurl has no WebSocket support); use a swift-nio transport on Linux"
+
+    /// The task failed because this Foundation cannot open the URL's scheme at all (Linux's
+    /// libcurl built without WebSocket support reports `NSURLErrorUnsupportedURL`).
+    package static func isUnsupportedScheme(_ error: any Error) -> Bool {
+        let error = error as NSError
+        return error.domain == NSURLErrorDomain && error.code == NSURLErrorUnsupportedURL
     }
 }
 
-#if canImport(Darwin)
+#if canImport(Darwin) || canImport(FoundationNetworking)
 /// Reports the open and the close of one task.
-final class URLSessionWebSocketDelegate: NSObject, URLSessionWebSocketDelegate, Sendable {
+final class WebSocketTaskDelegate: NSObject, URLSessionWebSocketDelegate, Sendable {
     private enum Open {
         case waiting(CheckedContinuation<Void, any Error>?)
         case opened
@@ -124,7 +139,7 @@ final class URLSessionWebSocketConnection: TransportConnection {
     private let task: URLSessionWebSocketTask
     private let session: URLSession
 
-    init(task: URLSessionWebSocketTask, session: URLSession, delegate: URLSessionWebSocketDelegate, subprotocol: String?) {
+    init(task: URLSessionWebSocketTask, session: URLSession, delegate: WebSocketTaskDelegate, subprotocol: String?) {
         self.task = task
         self.session = session
         self.subprotocol = subprotocol
