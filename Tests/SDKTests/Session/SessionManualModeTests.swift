@@ -39,7 +39,7 @@ struct SessionManualModeTests {
             await clock.advance(by: .milliseconds(29_999))
             #expect(session.status == .connected)
             await clock.advance(by: .milliseconds(1))
-            #expect(session.status == .disconnected(.watchdogExpired))
+            try #require(session.status == .disconnected(.watchdogExpired))
             await server.waitForOpenConnections(0)
             #expect(session.armedTimers == [])
         }
