@@ -78,21 +78,26 @@ def parse(path):
     return mutants
 
 
-PACKAGE = """// swift-tools-version:6.1
-// Written by .ci/mutants/run.py: the library targets and the fast unit suites only.
+def manifest():
+    """The copy's Package.swift: the real manifest's Swift settings and its property-testing
+    package, with only the library targets and the fast unit suites."""
+    with open(os.path.join(ROOT, "Package.swift"), encoding="utf-8") as handle:
+        real = handle.read()
+    settings = re.search(r"^let strictSettings: \[SwiftSetting\] = \[.*?^\]$", real, re.S | re.M)
+    platforms = re.search(r"^\s*platforms: \[.*?\],$", real, re.M)
+    property_based = re.search(r'\.package\(url: "[^"]*swift-property-based[^"]*", [^\n]*\)', real)
+    if not (settings and platforms and property_based):
+        raise SystemExit("mutants: Package.swift no longer has the parts the copy's manifest takes from it")
+    return f"""// swift-tools-version:6.1
+// Written by .ci/mutants/run.py from Package.swift: the library targets and the fast unit suites.
 import PackageDescription
 
-let strictSettings: [SwiftSetting] = [
-    .swiftLanguageMode(.v6),
-    .enableUpcomingFeature("ExistentialAny"),
-    .enableUpcomingFeature("InternalImportsByDefault"),
-    .enableUpcomingFeature("MemberImportVisibility"),
-]
+{settings.group(0)}
 
 let package = Package(
     name: "TetherMutants",
-    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
-    dependencies: [.package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1")],
+{platforms.group(0)}
+    dependencies: [{property_based.group(0)}],
     targets: [
         .target(name: "ConnectionPolicy", swiftSettings: strictSettings),
         .target(name: "SDK", dependencies: ["ConnectionPolicy"], swiftSettings: strictSettings),
@@ -117,7 +122,7 @@ def sync_tree():
             shutil.rmtree(target)
         shutil.copytree(source, target)
     with open(os.path.join(TREE, "Package.swift"), "w", encoding="utf-8") as handle:
-        handle.write(PACKAGE)
+        handle.write(manifest())
 
 
 def run(command, timeout=None):
@@ -138,6 +143,38 @@ def build():
     return run(["swift", "build", "--build-tests"])
 
 
+class Applied:
+    """Applies `mutant` to the copy for the `with` block and builds it; `problem` says why it
+    could not be (its text not found exactly once, or it does not compile)."""
+
+    def __init__(self, mutant):
+        self.mutant = mutant
+        self.path = os.path.join(TREE, mutant.file)
+        self.problem = None
+        self.build_seconds = 0.0
+
+    def __enter__(self):
+        with open(self.path, encoding="utf-8") as handle:
+            self.original = handle.read()
+        find, replace = "\n".join(self.mutant.find), "\n".join(self.mutant.replace)
+        count = self.original.count(find)
+        if count != 1:
+            self.problem = f"its text is found {count} times in {self.mutant.file} (the list is stale)"
+            return self
+        with open(self.path, "w", encoding="utf-8") as handle:
+            handle.write(self.original.replace(find, replace))
+        status, output, self.build_seconds = build()
+        if status != 0:
+            errors = [l for l in output.splitlines() if "error:" in l][:5]
+            self.problem = f"does not compile: {' | '.join(errors)}"
+        return self
+
+    def __exit__(self, *_):
+        with open(self.path, "w", encoding="utf-8") as handle:
+            handle.write(self.original)
+        return False
+
+
 def test_filter(tests):
     # Swift Testing's ids: Target.Suite/function(arguments:); a name may omit the "()".
     return "|".join(re.escape(t) if t.endswith(")") else re.escape(t) + r"\(" for t in tests)
@@ -155,19 +192,9 @@ def discover(mutants):
     """Which tests fail under each mutant (to choose the ones the list names)."""
     report = os.path.join(WORK, "discover.xml")
     for mutant in mutants:
-        path = os.path.join(TREE, mutant.file)
-        with open(path, encoding="utf-8") as handle:
-            original = handle.read()
-        find, replace = "\n".join(mutant.find), "\n".join(mutant.replace)
-        if original.count(find) != 1:
-            print(f"  ? {mutant.name}: text found {original.count(find)} times")
-            continue
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(original.replace(find, replace))
-        try:
-            status, output, _ = build()
-            if status != 0:
-                print(f"  ? {mutant.name}: does not compile: {[l for l in output.splitlines() if 'error:' in l][:3]}")
+        with Applied(mutant) as applied:
+            if applied.problem:
+                print(f"  ? {mutant.name}: {applied.problem}")
                 continue
             for leftover in (report, report.replace(".xml", "-swift-testing.xml")):
                 if os.path.exists(leftover):
@@ -180,9 +207,6 @@ def discover(mutants):
                     xml = handle.read()
             failing = re.findall(r'<testcase classname="([^"]+)" name="([^"]+)"[^>]*>\s*<failure', xml)
             print(f"{mutant.name}: status {status}; failing: " + ", ".join(f"{c}/{n}" for c, n in failing))
-        finally:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(original)
     return 0
 
 
@@ -226,24 +250,12 @@ def main():
 
     killed, problems = 0, []
     for mutant in mutants:
-        path = os.path.join(TREE, mutant.file)
-        with open(path, encoding="utf-8") as handle:
-            original = handle.read()
-        find, replace = "\n".join(mutant.find), "\n".join(mutant.replace)
-        count = original.count(find)
-        if count != 1:
-            problems.append(f"{mutant.name}: its text is found {count} times in {mutant.file} (the list is stale)")
-            print(f"  ? {mutant.name}: text found {count} times in {mutant.file}")
-            continue
-        with open(path, "w", encoding="utf-8") as handle:
-            handle.write(original.replace(find, replace))
-        try:
-            status, output, build_seconds = build()
-            if status != 0:
-                errors = [l for l in output.splitlines() if "error:" in l][:5]
-                problems.append(f"{mutant.name}: does not compile: {' | '.join(errors)}")
-                print(f"  ? {mutant.name}: does not compile")
+        with Applied(mutant) as applied:
+            if applied.problem:
+                problems.append(f"{mutant.name}: {applied.problem}")
+                print(f"  ? {mutant.name}: {applied.problem}")
                 continue
+            build_seconds = applied.build_seconds
             status, output, test_seconds = run_tests(mutant.tests)
             if status is None:
                 killed += 1
@@ -256,9 +268,6 @@ def main():
             else:
                 problems.append(f"{mutant.name}: SURVIVED — {mutant.what}; its tests all passed: {', '.join(mutant.tests)}")
                 print(f"  ✘ {mutant.name}: survived — {mutant.what}")
-        finally:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(original)
 
     print(f"\n{killed} of {len(mutants)} mutants killed")
     for problem in problems:
