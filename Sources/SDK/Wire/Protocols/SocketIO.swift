@@ -151,8 +151,13 @@ package struct SocketIO: WireProtocolDescription {
             switch engineType {
             case "0":  // Engine.IO open
                 guard phase == .awaitingOpen, let open = try? JSONParser.parse(String(body)),
-                      let interval = open["pingInterval"]?.integerValue, let timeout = open["pingTimeout"]?.integerValue, interval > 0, timeout > 0 else {
+                      let interval = open["pingInterval"]?.integerValue, let timeout = open["pingTimeout"]?.integerValue else {
                     return fail("a bad or unexpected open packet")
+                }
+                guard interval > 0, timeout > 0 else {
+                    // A server setting no reconnect can change (python-engineio rounds a
+                    // ping_interval under 1 s down to 0): say which, and do not retry for ever.
+                    return end(WireEnding(.error(Self.heartbeatSettingProblem(interval: interval, timeout: timeout)), .doNotRetry))
                 }
                 heartbeatBound = .milliseconds(interval + timeout)
                 phase = .connecting
@@ -294,6 +299,11 @@ package struct SocketIO: WireProtocolDescription {
 
         private mutating func fail(_ message: String) -> [WireAction] {
             end(WireEnding(.error("socket.io: \(message)"), .retry))
+        }
+
+        static func heartbeatSettingProblem(interval: Int64, timeout: Int64) -> String {
+            "socket.io: the server announced pingInterval \(interval) ms and pingTimeout \(timeout) ms; both must be more than 0 "
+                + "(python-engineio rounds a ping_interval under 1 s down to 0): fix the server's ping settings"
         }
     }
 }

@@ -31,6 +31,24 @@ struct SocketIOTests {
         #expect(machine.receive(.text(#"40{"sid":"_Jh1dtQWV2raei6gAAAD"}"#)) == [.ready])
     }
 
+    /// python-engineio 4 with `ping_interval=0.5` sends `"pingInterval":0` (it rounds down to
+    /// whole seconds): a heartbeat that cannot work, and a setting no reconnect can change.
+    @Test("an open packet announcing a ping interval of 0 ends the connection with a typed error naming the setting, not retried")
+    func zeroPingInterval() {
+        var machine = SocketIO().makeMachine()
+        _ = machine.start(credentials: nil)
+        let actions = machine.receive(.text(#"0{"sid":"x","upgrades":[],"pingTimeout":20000,"pingInterval":0,"maxPayload":1000000}"#))
+        #expect(sent(actions).isEmpty, "no namespace connect")
+        guard case .end(let ending)? = actions.last else {
+            Issue.record("not ended: \(actions)")
+            return
+        }
+        #expect(ending.disposition == .doNotRetry)
+        #expect(ending.reason.code == .error)
+        #expect(ending.reason.detail?.contains("pingInterval 0 ms") == true, "\(ending.reason)")
+        #expect(ending.reason.detail?.contains("ping_interval") == true)
+    }
+
     @Test("44 connect_error is rejected credentials: no retry")
     func connectError() {
         var machine = SocketIO().makeMachine()
