@@ -39,7 +39,8 @@ public final class TestConnection: ManagedConnection {
         /// Attempts open now (opened and not closed).
         var open: Set<UInt64> = []
         var mostOpenAtOnce = 0
-        /// Closes of an attempt object the client was never handed in an open.
+        /// Closes, of an attempt that was opened, naming an object other than the one its open
+        /// was handed.
         var strangerCloses = 0
         var hanging: [UInt64: CheckedContinuation<Void, any Error>] = [:]
         var openWaiters = CountWaiters(.atLeast)
@@ -63,8 +64,11 @@ public final class TestConnection: ManagedConnection {
     public var openCount: Int { state.withLock { $0.open.count } }
     /// The most connections open at the same time, ever.
     public var mostOpenAtOnce: Int { state.withLock { $0.mostOpenAtOnce } }
-    /// How many closes named an attempt object other than the one its open was handed (a
-    /// client that keys its connections by the attempt would not find them).
+    /// How many closes of an attempt that was opened named an attempt object other than the one
+    /// its open was handed (a client that keys its connections by the attempt would not find
+    /// them). A close of an attempt whose open never reached the client is not counted: the
+    /// controller closes attempts it gave up on before they opened (quick background/foreground
+    /// cycles do), and that close is correct.
     public var strangerCloses: Int { state.withLock { $0.strangerCloses } }
     /// The attempt handed to the latest open.
     public var latestAttempt: ConnectionAttempt? { state.withLock { $0.attempts.max { $0.key < $1.key }?.value } }
@@ -103,7 +107,7 @@ public final class TestConnection: ManagedConnection {
     public func close(_ attempt: ConnectionAttempt) async {
         let waiters = state.withLock { state in
             state.closeCalls += 1
-            if state.attempts[attempt.id] !== attempt { state.strangerCloses += 1 }
+            if let opened = state.attempts[attempt.id], opened !== attempt { state.strangerCloses += 1 }
             state.open.remove(attempt.id)
             return state.closeWaiters.ready(count: state.closeCalls)
         }
