@@ -119,6 +119,54 @@ struct MQTTIntegrationTests {
         }
     }
 
+    /// PROTOCOLS.md: "Goodbye: DISCONNECT (0)". Recorded on the wire to a real mosquitto, for
+    /// each close of the client's own: the background close (Auto), `disconnect()`, the watchdog
+    /// (Manual) and `shutdown()`.
+    @Test("every close of the client's own says goodbye first: a DISCONNECT right before the WebSocket close", arguments: [MQTTVersion.v3_1_1, .v5])
+    func goodbye(version: MQTTVersion) async throws {
+        try await MQTTBroker.withRunning { broker in
+            func disconnectBeforeEachClose(_ recording: RecordingTransport) -> Bool {
+                let log = recording.log
+                var closes = 0
+                for (index, entry) in log.enumerated() {
+                    guard case .closed = entry else { continue }
+                    closes += 1
+                    guard index > 0, case .sent(let frame) = log[index - 1], Self.packets([frame], version).last?.type == 14 else { return false }
+                }
+                return closes > 0
+            }
+            let lifecycle = LifecycleDriver()
+            let auto = RecordingTransport(NIOWebSocketTransport())
+            let session = Session(settings: try Self.settings(broker, clientID: "polite-auto", version: version), transport: auto, lifecycle: lifecycle)
+            try await withRunningSession(session) { status in
+                try await status.waitFor(.connected)
+                await lifecycle.background()            // the background close
+                try await auto.waitForCloses(1)
+                await lifecycle.foreground()
+                try await status.waitFor(.connected, after: status.mark())
+                await session.disconnect()              // the app's disconnect()
+                try await auto.waitForCloses(2)
+                try await session.connect()
+            }                                           // shutdown()
+            try await auto.waitForCloses(3)
+            #expect(disconnectBeforeEachClose(auto), "\(auto.log.map { entry in if case .closed(let code) = entry { "close \(code)" } else { "frame" } })")
+
+            let manualLifecycle = LifecycleDriver()
+            let manual = RecordingTransport(NIOWebSocketTransport())
+            let watched = Session(
+                settings: try Self.settings(broker, clientID: "polite-manual", version: version, auto: false) { $0.backgroundTimeout(.milliseconds(300)) },
+                transport: manual, lifecycle: manualLifecycle
+            )
+            try await withRunningSession(watched) { status in
+                try await watched.connect()
+                await manualLifecycle.background()
+                try await status.waitFor(.disconnected(.watchdogExpired))   // the watchdog
+                try await manual.waitForCloses(1)
+            }
+            #expect(disconnectBeforeEachClose(manual))
+        }
+    }
+
     @Test("the broker killed (SIGKILL) and restarted with its persistence: the session resumes, no resubscribe, messages flow; never two sockets")
     func killedAndRestarted() async throws {
         let first = try await MQTTBroker.start()

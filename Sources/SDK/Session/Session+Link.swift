@@ -51,14 +51,17 @@ extension Session {
         link = .opening(attempt)
     }
 
-    /// Lets go of the socket (or the attempt), whatever its state; reports nothing.
-    func teardownLink(code: CloseCode, reason: String) {
+    /// Lets go of the socket (or the attempt), whatever its state; reports nothing. A close of
+    /// the client's own (`goodbye`) says the protocol's goodbye first (MQTT's DISCONNECT); a
+    /// connection already lost or broken is just closed.
+    func teardownLink(code: CloseCode, reason: String, goodbye: Bool = true) {
         switch link {
         case .idle:
             return
         case .opening(let attempt):
             attempt.cancel.fire()
         case .authenticating(let attempt, let wire), .open(let attempt, let wire, _):
+            if goodbye { sayGoodbye() }
             flushFrames()
             attempt.cancel.fire()
             wire.outbound.yield(.close(code, reason: reason))
@@ -143,7 +146,7 @@ extension Session {
         // rule), so each fails with that cause rather than "it may have been applied".
         let refusedBehindCredentials = pipelining && reason.code == .credentialsRejected
         settings.logger.log(.info, "connection ended: \(reason) (\(disposition))")
-        teardownLink(code: closeCode, reason: "connection ended")
+        teardownLink(code: closeCode, reason: "connection ended", goodbye: false)
         if refusedBehindCredentials {
             let error = SessionError(.rejected, "not applied: the server rejected the credentials it was sent behind (\(reason))", reason: reason)
             failAllRequests(error, requeuePublishes: false)

@@ -19,6 +19,12 @@ extension Session {
         carry(actions)
     }
 
+    /// Queues the protocol's goodbye (its frames only: the connection is being let go).
+    func sayGoodbye() {
+        guard let actions = withMachine({ $0.perform(.goodbye) }) else { return }
+        for case .send(let frame) in actions { pendingFrames.append(frame) }
+    }
+
     /// A frame arrived on the current connection.
     func received(_ frame: TransportFrame) {
         guard let actions = withMachine({ $0.receive(frame) }) else { return }

@@ -94,6 +94,25 @@ struct SessionProtocolAdapterTests {
         }
     }
 
+    @Test("graphql-transport-ws: the app's disconnect() completes each live subscription before the close; a lost connection gets none")
+    func goodbye() async throws {
+        try await withGraphQLSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog) async throws in
+            let subscription = try await session.subscribe(to: Topic.graphQL("messages", query: "subscription { messages { text } }"))
+            _ = await log.nextSent()
+            await session.disconnect()
+            #expect(await log.next() == .sent(#"{"id":"s1","type":"complete"}"#))
+            #expect(await log.next() == .closed(.normal))
+            let connecting = Task { try await session.connect() }
+            _ = await log.nextSent()  // connection_init
+            transport.push(#"{"type":"connection_ack"}"#)
+            try await connecting.value
+            _ = await log.nextSent()  // the resubscribe
+            transport.closeFromServer(.goingAway)
+            #expect(await log.next() == .closed(.normal), "a lost connection is just closed: no goodbye")
+            _ = subscription
+        }
+    }
+
     @Test("graphql-transport-ws: an error for a subscription already counted as made ends it, rejected")
     func lateSubscriptionError() async throws {
         try await withGraphQLSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog) async throws in
