@@ -15,7 +15,9 @@ public struct PublishReceipt: Hashable, Sendable, CustomStringConvertible {
     public var confirmation: Confirmation
     /// The message's sequence number, where the protocol numbers messages (Tether).
     public var sequence: UInt64?
-    /// The server's answer, where it sent one (a mutation's `data`, an ack's arguments).
+    /// The server's answer, where it sent one: on graphql-transport-ws the mutation's whole
+    /// result, the `next` message's `payload` (`{"data": …}`, with `errors` where the server sent
+    /// some); on Socket.IO the ack's arguments.
     public var response: JSONValue?
 
     public init(_ confirmation: Confirmation, sequence: UInt64? = nil, response: JSONValue? = nil) {

@@ -29,6 +29,11 @@ public protocol Transport: Sendable {
     /// Opens a connection to `url` with extra upgrade headers. Throws a ``TransportError`` when
     /// it cannot (a refused upgrade: ``TransportError/Code/handshakeFailed`` with the response's
     /// ``TransportError/httpStatus``); honours task cancellation.
+    ///
+    /// The upgrade request must carry `url`'s path **and query** unchanged: protocols put what
+    /// the server needs there (Socket.IO's `EIO=4&transport=websocket`, Phoenix's `vsn`, a token
+    /// sent as a query item). A transport that drops the query makes a Socket.IO server refuse
+    /// the upgrade with 403, which reads as rejected credentials.
     func open(url: URL, headers: [String: String]) async throws -> any TransportConnection
 
     /// Opens a connection offering `subprotocols` (`Sec-WebSocket-Protocol`, in preference

@@ -48,6 +48,9 @@ public struct ChannelMessage: Hashable, Sendable {
     /// The server's sequence number, where the protocol numbers messages (MQTT: the session's
     /// count of the subscription's deliveries).
     public var sequence: UInt64?
+    /// What was sent: Tether's `data`; on graphql-transport-ws the `next` message's whole
+    /// `payload` (`{"data": …}`, with `errors` where the server sent some); on Socket.IO the
+    /// message event's argument; on MQTT `{"topic", "payload"}`.
     public var data: JSONValue
 
     public init(channel: String, sequence: UInt64?, data: JSONValue) {
