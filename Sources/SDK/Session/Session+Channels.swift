@@ -21,8 +21,9 @@ extension Session {
     }
 
     /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
-    /// subscription (and throws if the server rejects it); not connected, it returns at once and
-    /// the subscription starts with the next connection. After every reconnect the session
+    /// subscription (and throws if the server rejects it); not connected (also while a
+    /// connection's credentials await their answer), it returns at once and the subscription
+    /// starts with the next connection — a refusal then ends the ``Subscription`` with the error. After every reconnect the session
     /// resubscribes by itself, asking for every message since the last one delivered. After
     /// ``shutdown()`` it throws ``SessionError/Code/sessionEnded``, and a subscription held
     /// then ends with that error.
@@ -60,6 +61,12 @@ extension Session {
         mirrorChannel(channel)
         let subscription = Subscription(channel: channel, batches: stream)
         guard acceptsRequests, channels[channel]?.isActive == false else { return subscription }
+        if case .authenticating = link {
+            // Not connected yet (the credentials are unanswered): it goes out behind them, and
+            // the call returns at once; should this attempt fail, the next one's replay has it.
+            if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel) }
+            return subscription
+        }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             // Waiting before sending: a protocol may answer at once (graphql-transport-ws has
             // no subscribe acknowledgement).

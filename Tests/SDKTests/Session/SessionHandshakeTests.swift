@@ -134,6 +134,32 @@ struct SessionHandshakeTests {
         }
     }
 
+    @Test("a subscribe made while auth is unanswered returns at once and survives that attempt failing (issue 28's repro)")
+    func subscribeWhileAuthenticatingSurvivesTheAttempt() async throws {
+        let server = TestServer()
+        let session = Session(
+            settings: try .testing(auto: true, token: "test-token", configure: { $0.connectTimeout(.seconds(10)) }),
+            transport: server.transport(), clock: clock, lifecycle: lifecycle
+        )
+        server.setAnswerDelay(.seconds(60), on: clock)
+        try await withRunningSession(session) { _ in
+            await server.waitForReceivedMessages(1)
+            #expect(session.status == .connecting)
+            // Not connected: the doc promises it returns at once, the subscription starting
+            // with the next connection.
+            let subscribing = Task { try await session.subscribe(to: "room") }
+            await server.waitForReceivedMessages(2)
+            server.setAnswerDelay(nil, on: clock)
+            await clock.advance(by: .seconds(30))
+            let room = try await subscribing.value
+            #expect(session.status == .connected)
+            #expect(server.subscriberCount(of: "room") == 1, "the retry's replay subscribed it")
+            try server.publish("hi", to: "room")
+            var messages = room.makeAsyncIterator()
+            #expect(try await messages.next()?.data == "hi")
+        }
+    }
+
     @Test("an app-defined recovery step waits for auth's ok; the resubscribes do not")
     func recoveryStepWaitsForAuthentication() async throws {
         let server = TestServer()
