@@ -63,6 +63,16 @@ struct GraphQLTransportWSIntegrationTests {
                 return
             }
             #expect(failure.code == "graphql_error")
+            // A resolver that raises: strawberry sends a next with errors (an execution error),
+            // not an error message. It is a rejection all the same.
+            try await driver.perform(.publish(7, Topic("post"), ["query": "mutation { fail }"], key: nil))
+            guard case .replied(7, .failure(let raised))? = try await driver.next() else {
+                Issue.record("the mutation whose resolver raised was not rejected")
+                return
+            }
+            #expect(raised.code == "graphql_error")
+            #expect(raised.message == "the resolver refused")
+            #expect(raised.payload?["errors"]?.arrayValue?.count == 1)
             try await driver.perform(.ping(6))
             #expect(try await driver.next() == .replied(6, .success(.acknowledged(position: nil, payload: nil))))
             await driver.close()

@@ -1,5 +1,5 @@
 # A small strawberry-graphql app for Tether's integration tests: one subscription (ticks, with
-# an app cursor `since`), one mutation (post), and a credential check on connection_init
+# an app cursor `since`), two mutations (post; fail, whose resolver raises), and a credential check on connection_init
 # (token "s3cret"; anything else is rejected, which strawberry answers with close 4403).
 # Started by the tests under uvicorn on a free loopback port: see PeerServer.swift.
 import asyncio
@@ -17,6 +17,10 @@ class Mutation:
     @strawberry.mutation
     def post(self, text: str) -> int:
         return len(text)
+
+    @strawberry.mutation
+    def fail(self) -> int:
+        raise ValueError("the resolver refused")
 
 @strawberry.type
 class Subscription:

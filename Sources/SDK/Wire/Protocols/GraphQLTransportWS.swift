@@ -131,6 +131,11 @@ package struct GraphQLTransportWS: WireProtocolDescription {
                     return [.subscriptionEnded(subscription, reason: "the server completed the subscription")]
                 case .publish(let request):
                     let result = results.removeValue(forKey: id)
+                    // An execution error (the resolver failed) comes as a `next` with `errors`,
+                    // not as `error` (which is for validation): the mutation was not done as asked.
+                    if let errors = result?["errors"]?.arrayValue, !errors.isEmpty {
+                        return [.replied(request, .failure(WireFailure(code: "graphql_error", message: Self.errorMessage(.array(errors)), payload: result)))]
+                    }
                     return [.replied(request, .success(.acknowledged(position: nil, payload: result)))]
                 }
             default:

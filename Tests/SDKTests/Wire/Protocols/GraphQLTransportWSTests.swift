@@ -67,6 +67,27 @@ struct GraphQLTransportWSTests {
         #expect(machine.receive(.text(#"{"id":"p1","type":"complete"}"#)) == [.replied(3, .success(.acknowledged(position: nil, payload: ["data": ["post": 42]])))])
     }
 
+    @Test("a mutation whose resolver failed (a next with errors, graphql-transport-ws's execution error) is rejected, not acknowledged")
+    func mutationExecutionError() {
+        var machine = ready()
+        _ = machine.perform(.publish(3, Topic("post"), Self.post, key: nil))
+        #expect(machine.receive(.text(#"{"id":"p1","type":"next","payload":{"data":null,"errors":[{"message":"boom","path":["post"]}]}}"#)) == [])
+        let result: JSONValue = ["data": nil, "errors": [["message": "boom", "path": ["post"]]]]
+        #expect(machine.receive(.text(#"{"id":"p1","type":"complete"}"#)) == [.replied(3, .failure(WireFailure(code: "graphql_error", message: "boom", payload: result)))])
+        // An empty errors list is no error.
+        _ = machine.perform(.publish(4, Topic("post"), Self.post, key: nil))
+        _ = machine.receive(.text(#"{"id":"p2","type":"next","payload":{"data":{"post":1},"errors":[]}}"#))
+        #expect(machine.receive(.text(#"{"id":"p2","type":"complete"}"#)) == [.replied(4, .success(.acknowledged(position: nil, payload: ["data": ["post": 1], "errors": []])))])
+    }
+
+    @Test("a subscription's next with errors is delivered as it came: the subscription goes on (graphql-ws's client does the same)")
+    func subscriptionEventWithErrors() {
+        var machine = ready()
+        _ = machine.perform(.subscribe(7, Topic("ticks", options: Self.ticks), resume: nil))
+        let event: JSONValue = ["data": nil, "errors": [["message": "one event failed"]]]
+        #expect(machine.receive(.text(#"{"id":"s1","type":"next","payload":{"data":null,"errors":[{"message":"one event failed"}]}}"#)) == [.delivery(7, event, position: nil)])
+    }
+
     @Test("an error ends only its operation")
     func errors() {
         var machine = ready()
