@@ -11,6 +11,7 @@ let usage = """
            bench reaction   [--cycles N]
            bench background [--minutes M]
            bench soak       [--cycles N]
+           bench slow-subscriber [--seconds S] [--rate R] [--limit N]
     """
 
 let arguments = Array(CommandLine.arguments.dropFirst(2))
@@ -73,6 +74,9 @@ do {
         try await BackgroundBench(minutes: option("--minutes", default: 10)).run()
     case "handshake":
         try await HandshakeBench(cycles: option("--cycles", default: 3_000)).run()
+    case "slow-subscriber":
+        let limit = arguments.contains("--limit") ? option("--limit", default: 10_000) : nil
+        try await SlowSubscriberBench(seconds: option("--seconds", default: 60), rate: option("--rate", default: 10_000), limit: limit).run()
     case "soak":
         try await SoakBench(cycles: option("--cycles", default: 10_000)).run()
     default:

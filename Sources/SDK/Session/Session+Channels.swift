@@ -4,7 +4,7 @@ extension Session {
         /// What the protocol needs beyond the name (a GraphQL operation), for every (re)subscribe.
         var options: JSONValue?
         /// Every `Subscription` listening, by id.
-        var subscribers: [UInt64: AsyncThrowingStream<[ChannelMessage], any Error>.Continuation] = [:]
+        var subscribers: [UInt64: Subscriber] = [:]
         /// Messages delivered in this turn, handed to the subscribers together when it ends.
         var undelivered: [ChannelMessage] = []
         /// The highest sequence number delivered: a resubscribe asks for everything after it,
@@ -57,9 +57,10 @@ extension Session {
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
         }
         if channels[channel] == nil { journal.append(.subscription(channel)) }
-        channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = continuation
+        let backlog = Locked(Subscriber.Backlog())
+        channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog)
         mirrorChannel(channel)
-        let subscription = Subscription(channel: channel, batches: stream)
+        let subscription = Subscription(channel: channel, batches: stream, backlog: backlog)
         guard acceptsRequests, channels[channel]?.isActive == false else { return subscription }
         if case .authenticating = link {
             // Not connected yet (the credentials are unanswered): it goes out behind them, and
@@ -84,7 +85,7 @@ extension Session {
         flushDeliveries()
         guard let state = channels.removeValue(forKey: channel) else { return }
         forgetInJournal(channel)
-        for continuation in state.subscribers.values { continuation.finish() }
+        for subscriber in state.subscribers.values { subscriber.continuation.finish() }
         for waiter in state.waiters { waiter.continuation.resume(throwing: SessionError(.disconnected, "unsubscribed from \(channel)")) }
         leaveOnServer(channel, state)
     }
@@ -175,7 +176,7 @@ extension Session {
         flushDeliveries()
         guard let state = channels.removeValue(forKey: channel) else { return }
         forgetInJournal(channel, keepInReplay: keepInReplay)
-        for continuation in state.subscribers.values { continuation.finish(throwing: error) }
+        for subscriber in state.subscribers.values { subscriber.continuation.finish(throwing: error) }
         for waiter in state.waiters { waiter.continuation.resume(throwing: error) }
     }
 
@@ -199,7 +200,7 @@ extension Session {
             guard let waiters = channels[channel]?.waiters, !waiters.isEmpty else { continue }
             channels[channel]?.waiters = []
             for waiter in waiters {
-                channels[channel]?.subscribers.removeValue(forKey: waiter.subscriber)?.finish(throwing: error)
+                channels[channel]?.subscribers.removeValue(forKey: waiter.subscriber)?.continuation.finish(throwing: error)
                 waiter.continuation.resume(throwing: error)
             }
             if channels[channel]?.subscribers.isEmpty == true {
@@ -288,7 +289,16 @@ extension Session {
         for (name, _) in positions {
             guard let state = channels[name], !state.undelivered.isEmpty else { continue }
             channels[name]?.undelivered = []
-            for continuation in state.subscribers.values { continuation.yield(state.undelivered) }
+            var tooSlow: [UInt64] = []
+            for (id, subscriber) in state.subscribers where !subscriber.offer(state.undelivered, limit: settings.subscriberBufferLimit) {
+                // Holding more for a reader that stopped would grow without end: it ends, after
+                // what it holds, and learns why.
+                let error = subscriber.tooSlow(on: name, limit: settings.subscriberBufferLimit)
+                settings.logger.log(.warning, error.message)
+                subscriber.continuation.finish(throwing: error)
+                tooSlow.append(id)
+            }
+            for id in tooSlow { removeSubscriber(id, from: name) }
         }
     }
 
@@ -296,7 +306,7 @@ extension Session {
         defer { mirrorChannels() }
         flushDeliveries()
         for state in channels.values {
-            for continuation in state.subscribers.values { continuation.finish(throwing: error) }
+            for subscriber in state.subscribers.values { subscriber.continuation.finish(throwing: error) }
             for waiter in state.waiters { waiter.continuation.resume(throwing: error) }
         }
         channels = [:]

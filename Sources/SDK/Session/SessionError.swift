@@ -5,7 +5,7 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure. New codes may be added; `switch` with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
-            case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notWanted, encodingFailed
+            case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notWanted, encodingFailed, subscriberTooSlow
         }
 
         let wrapped: Wrapped
@@ -32,6 +32,11 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let notWanted = Code(wrapped: .notWanted)
         /// The message could not be encoded (for instance it is larger than the frame limit).
         public static let encodingFailed = Code(wrapped: .encodingFailed)
+
+        /// A subscriber fell further behind than ``AppSettings/subscriberBufferLimit`` allows:
+        /// its ``Subscription`` ends with this after the messages it held (the message names the
+        /// last one it got). Subscribe again, and fetch what came meanwhile.
+        public static let subscriberTooSlow = Code(wrapped: .subscriberTooSlow)
 
         public var description: String { wrapped.rawValue }
     }

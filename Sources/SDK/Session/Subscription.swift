@@ -1,6 +1,7 @@
 /// The messages of one channel, in sequence order, each exactly once. It ends when the app
 /// unsubscribes, with an error when the server rejects the subscription, and when the session
-/// ends. Stop iterating (or drop it) to unsubscribe: dropping the last `Subscription` of a
+/// ends. A reader that falls more than ``AppSettings/subscriberBufferLimit`` messages behind
+/// gets what was held for it, then ``SessionError/Code/subscriberTooSlow``. Stop iterating (or drop it) to unsubscribe: dropping the last `Subscription` of a
 /// channel unsubscribes from it, so keep it alive while you want the channel (in a test, until
 /// its last line).
 ///
@@ -18,14 +19,18 @@ public struct Subscription: AsyncSequence, Sendable {
     /// The rest of the batch being read, shared by every iterator of this subscription: an
     /// iterator dropped halfway through a batch leaves its messages to the next one.
     let held = Locked(HeldBatch())
+    /// How many messages the session handed over that no iterator has taken yet: the session
+    /// hands over no more than ``AppSettings/subscriberBufferLimit``.
+    let backlog: Locked<Subscriber.Backlog>
 
-    init(channel: String, batches: AsyncThrowingStream<[ChannelMessage], any Error>) {
+    init(channel: String, batches: AsyncThrowingStream<[ChannelMessage], any Error>, backlog: Locked<Subscriber.Backlog>) {
         self.channel = channel
         self.batches = batches
+        self.backlog = backlog
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(batches: batches.makeAsyncIterator(), held: held)
+        Iterator(batches: batches.makeAsyncIterator(), held: held, backlog: backlog)
     }
 
     struct HeldBatch: Sendable {
@@ -47,6 +52,7 @@ public struct Subscription: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         var batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator
         let held: Locked<HeldBatch>
+        let backlog: Locked<Subscriber.Backlog>
 
         public mutating func next() async throws -> ChannelMessage? {
             try await next(isolation: nil)
@@ -56,6 +62,7 @@ public struct Subscription: AsyncSequence, Sendable {
             while true {
                 if let message = held.withLock({ $0.take() }) { return message }
                 guard let batch = try await batches.next(isolation: actor) else { return nil }
+                backlog.withLock { $0.unread -= batch.count }
                 held.withLock { $0 = HeldBatch(messages: batch) }
             }
         }

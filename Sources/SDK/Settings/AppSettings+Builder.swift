@@ -26,6 +26,7 @@ extension AppSettings {
         private var logger: SessionLogger = .platformDefault
         private var heartbeat: (interval: Duration, timeout: Duration)? = (.seconds(25), .seconds(10))
         private var probeTimeout: Duration = .seconds(3)
+        private var subscriberBufferLimit = 10_000
 
         public init() {}
 
@@ -208,6 +209,17 @@ extension AppSettings {
             return copy
         }
 
+        /// How many messages one ``Subscription`` may hold unread (default 10,000). A subscriber
+        /// that falls further behind does not make the session hold every later message for it:
+        /// its stream ends, after the messages it holds, with ``SessionError/Code/subscriberTooSlow``
+        /// (naming the last message it got), and the subscription is let go as if dropped. The
+        /// other subscribers, the socket and the heartbeat go on. 1 to 1,000,000.
+        public func subscriberBufferLimit(_ messages: Int) -> Builder {
+            var copy = self
+            copy.subscriberBufferLimit = messages
+            return copy
+        }
+
         /// The codec of Tether's own protocol (default ``JSONWireCodec``).
         public func codec(_ codec: any WireCodec) -> Builder {
             var copy = self
@@ -231,6 +243,9 @@ extension AppSettings {
             }
             if let problem = backoff.problem { throw SettingsError(.invalidBackoff, problem) }
             guard (0...100_000).contains(outboxLimit) else { throw SettingsError(.invalidLimit, "outboxLimit must be 0 to 100000 (got \(outboxLimit))") }
+            guard (1...1_000_000).contains(subscriberBufferLimit) else {
+                throw SettingsError(.invalidLimit, "subscriberBufferLimit must be 1 to 1000000 messages (got \(subscriberBufferLimit))")
+            }
             guard (1...100).contains(replayAttempts) else { throw SettingsError(.invalidLimit, "replayAttempts must be 1 to 100 (got \(replayAttempts))") }
             if case .adapter(let adapter) = serverProtocol.kind, let problem = adapter.settingsProblem {
                 throw SettingsError(.invalidProtocol, problem)
@@ -256,50 +271,10 @@ extension AppSettings {
                 logger: logger,
                 heartbeat: heartbeat,
                 foregroundProbeTimeout: probeTimeout,
+                subscriberBufferLimit: subscriberBufferLimit,
                 tokenProvider: tokenProvider,
                 customPolicy: customPolicy
             )
-        }
-
-        private static func check(_ duration: Duration, _ name: String, allowZero: Bool) throws(SettingsError) {
-            let day = Duration.seconds(86_400)
-            if duration < .zero || (!allowZero && duration == .zero) || duration > day {
-                throw SettingsError(.invalidDuration, "\(name) must be \(allowZero ? "0" : "more than 0") to 24 hours (got \(duration))")
-            }
-        }
-
-        static func validatedURL(_ text: String?, allowInsecure: Bool) throws(SettingsError) -> URL {
-            guard let text, !text.isEmpty else { throw SettingsError(.missingURL, "call serverURL(_:) with the WebSocket endpoint") }
-            guard let components = URLComponents(string: text), let url = components.url else {
-                throw SettingsError(.invalidURL, "'\(Self.redactedURL(text))' is not a URL")
-            }
-            let scheme = components.scheme?.lowercased()
-            guard scheme == "ws" || scheme == "wss" else {
-                throw SettingsError(.invalidURL, "the URL scheme must be ws or wss (got \(scheme ?? "none"))")
-            }
-            guard let host = components.host, !host.isEmpty else {
-                throw SettingsError(.invalidURL, "the URL has no host")
-            }
-            if components.user != nil || components.password != nil || components.query != nil {
-                throw SettingsError(.invalidURL, "credentials and query strings do not belong in the URL (it ends up in logs); use token(_:)")
-            }
-            if let port = components.port, !(1...65535).contains(port) {
-                throw SettingsError(.invalidURL, "port \(port) is out of range")
-            }
-            if scheme == "ws", !allowInsecure, !isLoopback(host) {
-                throw SettingsError(.insecureTransport, "ws:// to \(host) is not encrypted; use wss:// or allowInsecureTransport(true)")
-            }
-            return url
-        }
-
-        static func isLoopback(_ host: String) -> Bool {
-            let host = host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            return host == "localhost" || host == "::1" || host.hasPrefix("127.")
-        }
-
-        private static func redactedURL(_ text: String) -> String {
-            // Never echo what might be a credential: keep only up to the host.
-            String(text.prefix(while: { $0 != "@" && $0 != "?" }).prefix(80))
         }
     }
 }

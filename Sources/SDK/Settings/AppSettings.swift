@@ -82,6 +82,9 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     /// How long the pong to the probe of a connection found open on return to the foreground
     /// may take before the connection is distrusted.
     public let foregroundProbeTimeout: Duration
+    /// How many messages one ``Subscription`` may hold unread
+    /// (``Builder/subscriberBufferLimit(_:)``, default 10,000).
+    public let subscriberBufferLimit: Int
     let tokenProvider: TokenProvider?
     let customPolicy: (any SessionPolicy)?
 

@@ -25,6 +25,7 @@ struct AppSettingsTests {
         #expect(settings.requestTimeout == .seconds(10))
         #expect(settings.outboxLimit == 100)
         #expect(settings.outboxTimeout == .seconds(30))
+        #expect(settings.subscriberBufferLimit == 10_000)
         #expect(settings.stableConnectionAfter == .seconds(5))
         #expect(settings.reconnectBackoff == .standard)
         #expect(Backoff.standard == Backoff(initial: .milliseconds(500), multiplier: 2, maximum: .seconds(30), jitter: 0.2, maxAttempts: nil))
@@ -67,6 +68,8 @@ struct AppSettingsTests {
             (AppSettings.Builder().serverURL("wss://example.com/").connectTimeout(.zero), .invalidDuration),
             (AppSettings.Builder().serverURL("wss://example.com/").requestTimeout(.seconds(100_000)), .invalidDuration),
             (AppSettings.Builder().serverURL("wss://example.com/").reconnectBackoff(Backoff(jitter: 2)), .invalidBackoff),
+            (AppSettings.Builder().serverURL("wss://example.com/").subscriberBufferLimit(0), .invalidLimit),
+            (AppSettings.Builder().serverURL("wss://example.com/").subscriberBufferLimit(1_000_001), .invalidLimit),
         ]
     )
     func invalid(builder: AppSettings.Builder, code: SettingsError.Code) {

@@ -1,0 +1,37 @@
+/// One ``Subscription``'s end inside the session: where its batches go, and how many messages
+/// it holds unread. The session adds what it hands over; the subscription's iterator takes
+/// away what it reads. A subscriber that would hold more than the limit is handed nothing more
+/// (``offer(_:limit:)``): the session ends it instead, so a reader that stopped costs a bounded
+/// buffer, never the whole stream.
+struct Subscriber: Sendable {
+    /// What a subscriber holds unread, shared with its ``Subscription``.
+    struct Backlog: Sendable {
+        var unread = 0
+        /// The sequence of the last message handed over (for the error that ends a slow one).
+        var lastSequence: UInt64?
+    }
+
+    let continuation: AsyncThrowingStream<[ChannelMessage], any Error>.Continuation
+    let backlog: Locked<Backlog>
+
+    /// Hands `batch` over, unless the subscriber would then hold more than `limit` unread:
+    /// `false`, and nothing handed over.
+    func offer(_ batch: [ChannelMessage], limit: Int) -> Bool {
+        let accepted = backlog.withLock { backlog in
+            guard backlog.unread + batch.count <= limit else { return false }
+            backlog.unread += batch.count
+            if let sequence = batch.last(where: { $0.sequence != nil })?.sequence { backlog.lastSequence = sequence }
+            return true
+        }
+        if accepted { continuation.yield(batch) }
+        return accepted
+    }
+
+    /// The error that ends a subscriber that fell behind by more than `limit` on `channel`.
+    func tooSlow(on channel: String, limit: Int) -> SessionError {
+        let last = backlog.withLock { $0.lastSequence }.map { "; the last message it got is sequence \($0)" } ?? ""
+        return SessionError(
+            .subscriberTooSlow, "the subscriber of \(channel) fell more than \(limit) messages behind: it was let go\(last) (subscribe again, and fetch what came since)"
+        )
+    }
+}
