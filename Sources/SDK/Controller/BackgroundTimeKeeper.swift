@@ -1,8 +1,8 @@
 /// Holds background execution time exactly while a link needs it: in the background, while a
 /// connection is open or opening, and until the close of one torn down there is done; never in
 /// the foreground, never once its owner finished. Every begin is matched by one end. Used by
-/// ``ConnectionController`` and ``Session`` alike; they call ``reconcile(_:)`` whenever what it
-/// depends on changed.
+/// ``ControlRuntimeHost`` (``Session`` and ``ConnectionController`` alike), which calls
+/// ``reconcile(_:)`` whenever what it depends on changed.
 package struct BackgroundTimeKeeper: Sendable {
     /// What the owner knows now.
     package struct Facts {
@@ -27,13 +27,16 @@ package struct BackgroundTimeKeeper: Sendable {
 
     private let provider: any BackgroundTimeProvider
     private let name: String
+    /// Called (from any thread) with the hold's serial when the OS takes it back.
+    private let expired: @Sendable (UInt64) -> Void
     private var hold: Hold?
     private var closeFlush: OneShot?
     private var nextSerial: UInt64 = 0
 
-    package init(provider: any BackgroundTimeProvider, name: String) {
+    package init(provider: any BackgroundTimeProvider, name: String, expired: @escaping @Sendable (UInt64) -> Void) {
         self.provider = provider
         self.name = name
+        self.expired = expired
     }
 
     package var isHeld: Bool { hold != nil }
@@ -45,9 +48,8 @@ package struct BackgroundTimeKeeper: Sendable {
         return facts.isLinked || closeFlush != nil
     }
 
-    /// Begins or ends the hold to match `facts`; `expired` is called (from any thread) with the
-    /// hold's serial when the OS takes it back.
-    package mutating func reconcile(_ facts: Facts, expired: @escaping @Sendable (UInt64) -> Void) -> [Step] {
+    /// Begins or ends the hold to match `facts`.
+    package mutating func reconcile(_ facts: Facts) -> [Step] {
         var steps: [Step] = []
         if !facts.isLinked, let flush = closeFlush, flush.hasFired { closeFlush = nil }
         if !facts.isLinked, closeFlush == nil, let held = hold, !facts.isForeground, !facts.isFinished,
@@ -61,6 +63,7 @@ package struct BackgroundTimeKeeper: Sendable {
         if wanted, hold == nil {
             nextSerial += 1
             let serial = nextSerial
+            let expired = self.expired
             hold = Hold(serial: serial, grant: provider.begin(name) { expired(serial) })
             steps.append(.log("background time held"))
         } else if !wanted, let held = hold {

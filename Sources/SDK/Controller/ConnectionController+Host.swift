@@ -10,30 +10,15 @@ extension ConnectionController {
     /// waiting.
     public func connect() async throws {
         guard !hasEnded else { throw SessionError(.sessionEnded, "connect() after the controller ended") }
-        perform(control.connectRequested())
-        if status == .connected { return }
-        if control.phase == .idle, !control.isRetryPending {
-            throw SessionError(.notWanted, "the \(control.policy.name) policy does not connect now (app is \(control.lifecycle))", reason: status.reason)
-        }
-        let key = makeSerial()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                } else {
-                    connectWaiters[key] = continuation
-                }
-            }
-        } onCancel: {
-            Task { await self.handle(.connectWaiterCancelled(key)) }
-        }
+        perform(runtime.control.connectRequested())
+        try await awaitConnected(isIdle: runtime.control.phase == .idle)
     }
 
     /// Disconnects; nothing reconnects by itself until the app calls ``connect()``. Returns once
     /// the controller has let go of the connection (the client's `close` is under way).
     public func disconnect() {
         guard !hasEnded else { return }
-        perform(control.disconnectRequested())
+        perform(runtime.control.disconnectRequested())
     }
 
     /// Tells the policy the app pinged (in Manual mode in the background each ping buys another
@@ -43,8 +28,8 @@ extension ConnectionController {
     /// ``SessionError/Code/sessionEnded`` after ``shutdown()``.
     public func ping() async throws {
         guard !hasEnded else { throw SessionError(.sessionEnded, "ping() after the controller ended") }
-        perform(control.pingRequested())
-        guard case .open = control.phase else { throw SessionError(.notConnected, "ping needs a connection (status: \(status))") }
+        perform(runtime.control.pingRequested())
+        guard case .open = runtime.control.phase else { throw SessionError(.notConnected, "ping needs a connection (status: \(status))") }
         guard let pinger else { return }
         let finished = OneShot()
         let (result, timedOut) = await race({
@@ -59,27 +44,27 @@ extension ConnectionController {
     /// lifecycle). A repeated state changes nothing.
     public func setAppState(_ state: AppLifecycleState) {
         guard !hasEnded else { return }
-        perform(control.setLifecycle(state))
+        perform(runtime.control.setLifecycle(state))
     }
 
     /// Reports the app's lifecycle state without waiting, for synchronous callers: reports are
     /// applied in the order they were made, once ``run()`` runs.
     public nonisolated func reportAppState(_ state: AppLifecycleState) {
-        inputSink.yield(.appStateReported(state))
+        inputSink.yield(.runtime(.appStateReported(state)))
     }
 
     /// Tells the controller whether the network is reachable: unreachable stops retries,
     /// reachable tries again at once.
     public func setNetworkReachable(_ reachable: Bool) {
         guard !hasEnded else { return }
-        perform(control.setNetworkReachable(reachable))
+        perform(runtime.control.setNetworkReachable(reachable))
     }
 
     /// Replaces the policy at run time: the old one's timers are cancelled, an open in flight
     /// is abandoned, an open connection is kept, and the new policy decides from the facts.
     public func replacePolicy(_ newPolicy: some SessionPolicy) {
         guard !hasEnded else { return }
-        perform(control.replacePolicy(newPolicy))
+        perform(runtime.control.replacePolicy(newPolicy))
     }
 
     /// A signal that fires after `limit` on `clock`, unless `done` fired first.

@@ -1,108 +1,70 @@
 import ConnectionPolicy
 
-extension ConnectionController {
+extension ConnectionController: ControlRuntimeHost {
     /// Everything that happens to a controller, funnelled into ``handle(_:)``.
     enum Input: Sendable {
         case report(ConnectionAttempt, ConnectionAttempt.Report)
-        case timerFired(ControlTimer, serial: UInt64)
-        case connectWaiterCancelled(UInt64)
-        case appStateReported(AppLifecycleState)
-        case backgroundCloseDone(serial: UInt64)
-        case backgroundTimeExpired(serial: UInt64)
-        /// Work was queued for the run loop to start.
-        case wake
+        case runtime(RuntimeInput<ControlTimer>)
     }
 
-    /// Work that needs a child task of `run()`.
-    enum Spawn: Sendable {
-        case open(ConnectionAttempt, cancel: OneShot, after: OneShot?)
-        case close(ConnectionAttempt, closed: OneShot)
-        case timer(ControlTimer, serial: UInt64, deadline: SessionClock.Instant, cancel: OneShot)
-        case whenFired(OneShot, then: Input)
-    }
+    nonisolated static let noun = "controller"
+    nonisolated static func input(_ input: RuntimeInput<ControlTimer>) -> Input { .runtime(input) }
+    nonisolated static func timer(_ timer: ControlTimer) -> ControlTimer { timer }
+    nonisolated static func diagnosticName(of timer: ControlTimer) -> SessionTimer { timer.sessionTimer }
 
     /// Runs the controller until ``shutdown()`` or until the calling task is cancelled; either
     /// way it closes the connection and cancels its timers before it returns. A second call
     /// returns at once.
     public func run() async {
-        guard runPhase == .notStarted else { return }
-        runPhase = .running
-        let stopWatching = OneShot()
-        await withDiscardingTaskGroup { group in
-            group.forwardChanges(
-                of: lifecycleSource, networkMonitor, until: stopWatching,
-                appState: { await self.setAppState($0) }, reachable: { await self.setNetworkReachable($0) }
-            )
-            perform(control.start())
-            launchSpawns(into: &group)
-            for await input in inputs {
-                handle(input)
-                launchSpawns(into: &group)
-                inputSink.handled()
-            }
-            runPhase = .stopping
-            stopWatching.fire()
-            end()
-            launchSpawns(into: &group)
-        }
-        runPhase = .finished
-        statusBroadcaster.finish()
-        runEnded.fire()
+        await runLoop()
     }
 
     /// Ends the controller: closes the connection, cancels every timer, fails what waits.
     /// Returns once ``run()`` has let go of everything (at once when it never ran).
     public func shutdown() async {
-        switch runPhase {
-        case .notStarted:
-            runPhase = .finished
-            end()
-            // Inputs queued for a run that never came: nothing will handle them.
-            inputSink.finish()
-            inputSink.abandon()
-            statusBroadcaster.finish()
-        case .running:
-            runPhase = .stopping
-            inputSink.finish()
-            await runEnded.wait()
-        case .stopping:
-            await runEnded.wait()
-        case .finished:
-            break
-        }
+        await shutdownRun()
     }
 
     func handle(_ input: Input) {
         switch input {
         case .report(let attempt, let report):
             reported(report, on: attempt)
-        case .timerFired(let timer, let serial):
-            guard let armed = timers[timer], armed.serial == serial else { return }
-            timers[timer] = nil
-            perform(control.timerFired(timer))
-        case .connectWaiterCancelled(let key):
-            connectWaiters.removeValue(forKey: key)?.resume(throwing: CancellationError())
-        case .appStateReported(let state):
-            setAppState(state)
-        case .backgroundCloseDone(let serial):
-            if backgroundTime.closeDone(serial: serial) { reconcileBackgroundTime() }
-        case .backgroundTimeExpired(let serial):
-            guard backgroundTime.expired(serial: serial) else { return }
-            logger.log(.notice, "the OS took back the background time: closing the connection before the app is suspended")
-            if let attempt = control.phase.attempt {
-                lose(attempt, .backgroundTimeExpired, .retry)
-            }
-        case .wake:
-            break
+        case .runtime(let input):
+            handleRuntime(input)
         }
+    }
+
+    func runStarting() {
+        perform(runtime.control.start())
+    }
+
+    func runFinished() {}
+
+    var isLinked: Bool { runtime.control.phase != .idle }
+
+    func timerFired(_ timer: ControlTimer) {
+        perform(runtime.control.timerFired(timer))
+    }
+
+    func backgroundTimeTakenBack() {
+        if let attempt = runtime.control.phase.attempt { lose(attempt, .backgroundTimeExpired, .retry) }
+    }
+
+    func logBackgroundTime(_ text: String) {
+        logger.log(.debug, text)
     }
 
     private func reported(_ report: ConnectionAttempt.Report, on handle: ConnectionAttempt) {
         let attempt = handle.id
         switch report {
         case .opened:
-            if live?.handle.id == attempt, case .opening = control.phase { live?.since = clock.now }
-            perform(control.opened(attempt), reporter: handle)
+            if live?.handle.id == attempt, case .opening = runtime.control.phase { live?.since = clock.now }
+            let effects = runtime.control.opened(attempt)
+            if live?.handle.id != attempt, effects.contains(where: { if case .teardown(attempt, _) = $0 { true } else { false } }) {
+                // Opened after it was given up: close it at once, by the object its client holds.
+                spawn(counted: false, close(handle, closed: OneShot()))
+            }
+            perform(effects)
         case .lost(let reason, let disposition):
             lose(attempt, reason, disposition)
         case .failed(let error):
@@ -113,14 +75,14 @@ extension ConnectionController {
 
     /// `attempt` is gone: let go of it (its client still closes it) and tell the state machine.
     func lose(_ attempt: UInt64, _ reason: DisconnectReason, _ disposition: RetryDisposition) {
-        guard control.phase.attempt == attempt else {
+        guard runtime.control.phase.attempt == attempt else {
             logger.log(.debug, "attempt \(attempt): a report after it ended (\(reason)); ignored")
             return
         }
         let uptime = live?.since.map { clock.elapsed(since: $0) }
         logger.log(.info, "connection lost: \(reason) (\(disposition))")
         release(attempt)
-        perform(control.lost(attempt, reason: reason, disposition: disposition, uptime: uptime))
+        perform(runtime.control.lost(attempt, reason: reason, disposition: disposition, uptime: uptime))
     }
 
     /// Closes `attempt`'s connection (cancelling its open) unless it was released already.
@@ -128,128 +90,54 @@ extension ConnectionController {
         guard let current = live, current.handle.id == attempt else { return }
         live = nil
         current.cancel.fire()
-        spawn(.close(current.handle, closed: current.closed))
+        spawn(counted: false, close(current.handle, closed: current.closed))
     }
 
-    /// Carries out the state machine's effects in order; `reporter` is the attempt whose report
-    /// they answer (to close it by the object the client holds, when it is no longer current).
-    func perform(_ effects: [ControlEffect], reporter: ConnectionAttempt? = nil) {
-        for effect in effects {
-            switch effect {
-            case .open(let attempt):
-                let sink = inputSink
-                let handle = ConnectionAttempt(id: attempt) { handle, report in sink.yield(.report(handle, report)) }
-                let record = LiveAttempt(handle: handle, cancel: OneShot(), closed: OneShot())
-                spawn(.open(handle, cancel: record.cancel, after: lastClosed))
-                lastClosed = record.closed
-                live = record
-            case .teardown(let attempt, let cause):
-                if live?.handle.id == attempt {
-                    release(attempt)
-                } else if let reporter, reporter.id == attempt {
-                    // Opened after it was given up: close it at once.
-                    spawn(.close(reporter, closed: OneShot()))
-                }
-                logger.log(.debug, "attempt \(attempt): let go (\(cause))")
-            case .connectTimedOut(let attempt, let reason):
-                lose(attempt, reason, .retry)
-            case .policyClosed:
-                break
-            case .arm(let timer, let delay):
-                cancelTimer(timer)
-                let armed = ArmedTimer(serial: makeSerial(), cancel: OneShot())
-                timers[timer] = armed
-                spawn(.timer(timer, serial: armed.serial, deadline: clock.deadline(after: delay), cancel: armed.cancel))
-            case .cancel(let timer):
-                cancelTimer(timer)
-            case .status(let status):
-                setStatus(status)
-            case .log(let level, let text):
-                logger.log(level, text)
-            }
-        }
-    }
+    // MARK: What the control asks of the client
 
-    func cancelTimer(_ timer: ControlTimer) {
-        timers.removeValue(forKey: timer)?.cancel.fire()
-    }
-
-    func spawn(_ work: Spawn) {
-        spawns.append(work)
-        if spawns.count == 1 { inputSink.yield(.wake) }
-    }
-
-    private func launchSpawns(into group: inout DiscardingTaskGroup) {
-        guard !spawns.isEmpty else { return }
-        let work = spawns
-        spawns = []
+    func startAttempt(_ attempt: UInt64) {
         let sink = inputSink
-        let connection = self.connection
-        let closeLimit = connectTimeout
-        let clock = self.clock
-        let logger = self.logger
-        let activity = clock.activity
-        for item in work {
-            switch item {
-            case .open(let handle, let cancel, let after):
-                group.addTask {
-                    // Never two: the previous attempt's connection is closed first.
-                    if let after { _ = await race({ await after.wait() }, cancelledBy: cancel) }
-                    let (result, cancelled) = await race({ try await connection.open(handle) }, cancelledBy: cancel)
-                    if !cancelled, case .failure(let error)? = result { handle.lost(error) }
-                }
-            case .close(let handle, let closed):
-                group.addTask {
-                    // A close that never returns must not hold every later attempt back.
-                    let done = OneShot()
-                    let (_, gaveUp) = await race({
-                        await connection.close(handle)
-                        done.fire()
-                    }, cancelledBy: Self.deadline(closeLimit, on: clock, unless: done))
-                    if gaveUp { logger.log(.warning, "\(handle): close did not return within \(closeLimit); opening the next attempt anyway") }
-                    closed.fire()
-                }
-            case .timer(let timer, let serial, let deadline, let cancel):
-                // With a tracking clock the task is a unit of work until it sleeps, and again
-                // from its wake-up until its fire is in the funnel: a test clock's settle()
-                // returns only once the fire is handled.
-                activity?.begin()
-                group.addTask {
-                    let (result, cancelled) = await race({ try await clock.sleepTracked(until: deadline) }, cancelledBy: cancel)
-                    if !cancelled, case .success? = result { sink.yield(.timerFired(timer, serial: serial)) }
-                    activity?.end()
-                }
-            case .whenFired(let signal, let input):
-                group.addTask {
-                    await signal.wait()
-                    sink.yield(input)
-                }
-            }
+        let handle = ConnectionAttempt(id: attempt) { handle, report in sink.yield(.report(handle, report)) }
+        let record = LiveAttempt(handle: handle, cancel: OneShot(), closed: OneShot())
+        let (connection, cancel, after) = (connection, record.cancel, runtime.lastSettled)
+        spawn(counted: false) {
+            // Never two: the previous attempt's connection is closed first.
+            if let after { _ = await race({ await after.wait() }, cancelledBy: cancel) }
+            let (result, cancelled) = await race({ try await connection.open(handle) }, cancelledBy: cancel)
+            if !cancelled, case .failure(let error)? = result { handle.lost(error) }
+        }
+        runtime.lastSettled = record.closed
+        live = record
+    }
+
+    func tearDown(_ attempt: UInt64, cause: TeardownCause) {
+        release(attempt)
+        logger.log(.debug, "attempt \(attempt): let go (\(cause))")
+    }
+
+    func connectTimedOut(_ attempt: UInt64, reason: DisconnectReason) {
+        lose(attempt, reason, .retry)
+    }
+
+    func policyGaveUp(_ reason: DisconnectReason) {}
+
+    /// Closes `handle` on the client; `closed` fires once it returned, or after the connect
+    /// timeout (a close that never returns must not hold every later attempt back).
+    private func close(_ handle: ConnectionAttempt, closed: OneShot) -> @Sendable () async -> Void {
+        let (connection, closeLimit, clock, logger) = (connection, connectTimeout, clock, logger)
+        return {
+            let done = OneShot()
+            let (_, gaveUp) = await race({
+                await connection.close(handle)
+                done.fire()
+            }, cancelledBy: Self.deadline(closeLimit, on: clock, unless: done))
+            if gaveUp { logger.log(.warning, "\(handle): close did not return within \(closeLimit); opening the next attempt anyway") }
+            closed.fire()
         }
     }
 
-    /// Leaves nothing behind: closes the connection, cancels timers, fails what waits.
-    private func end() {
+    /// Leaves nothing behind: closes the connection.
+    func endHost() {
         if let attempt = live?.handle.id { release(attempt) }
-        for timer in timers.values { timer.cancel.fire() }
-        timers = [:]
-        resumeConnectWaiters(with: .failure(SessionError(.sessionEnded, "the controller was shut down")))
-        statusBroadcaster.set(.disconnected(.sessionEnded))
-    }
-
-    /// Holds background time exactly while the link needs it.
-    func reconcileBackgroundTime() {
-        let facts = BackgroundTimeKeeper.Facts(
-            isForeground: control.lifecycle.isForeground, isLinked: control.phase != .idle, isFinished: runPhase == .finished, lastClosed: lastClosed
-        )
-        let sink = inputSink
-        for step in backgroundTime.reconcile(facts, expired: { serial in sink.yield(.backgroundTimeExpired(serial: serial)) }) {
-            switch step {
-            case .watchClose(let closed, let serial):
-                spawn(.whenFired(closed, then: .backgroundCloseDone(serial: serial)))
-            case .log(let text):
-                logger.log(.debug, text)
-            }
-        }
     }
 }

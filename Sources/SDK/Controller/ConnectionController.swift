@@ -32,35 +32,14 @@ public actor ConnectionController {
     nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
     nonisolated let inputs: AsyncStream<Input>
     nonisolated let inputSink: TrackedInputSink<Input>
-    /// Fires when ``run()`` has let go of everything and returned.
     nonisolated let runEnded = OneShot()
-
-    var control: ConnectionControl {
-        didSet {
-            reconcileBackgroundTime()
-            let (name, state) = (control.policy.name, control.lifecycle)
-            diagnostics.update { $0.policyName = name; $0.appState = state }
-        }
-    }
     /// What ``policyName``, ``appState`` and ``armedTimers`` read, without `await`.
     nonisolated let diagnostics = DiagnosticsMirror()
-    var runPhase: RunPhase = .notStarted {
-        didSet { reconcileBackgroundTime() }
-    }
-    var backgroundTime: BackgroundTimeKeeper
+
+    /// The control, the timers, the waiters, the background time: the runtime ``Session`` shares.
+    var runtime: ControlRuntime<ControlTimer>
     /// The current attempt, and what the controller holds for it.
     var live: LiveAttempt?
-    /// Fires once the most recent attempt's connection is closed; the next open waits for it.
-    var lastClosed: OneShot?
-    var timers: [ControlTimer: ArmedTimer] = [:] {
-        didSet {
-            let armed = timers.keys.map(\.sessionTimer).sorted()
-            diagnostics.update { $0.armedTimers = armed }
-        }
-    }
-    var spawns: [Spawn] = []
-    var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-    var nextSerial: UInt64 = 0
 
     struct LiveAttempt {
         let handle: ConnectionAttempt
@@ -69,15 +48,6 @@ public actor ConnectionController {
         /// Fired once its connection is closed.
         let closed: OneShot
         var since: SessionClock.Instant?
-    }
-
-    struct ArmedTimer {
-        let serial: UInt64
-        let cancel: OneShot
-    }
-
-    enum RunPhase {
-        case notStarted, running, stopping, finished
     }
 
     /// Makes a controller. Nothing happens until ``run()`` runs.
@@ -121,20 +91,26 @@ public actor ConnectionController {
         self.pinger = ping
         self.pingTimeout = pingTimeout
         self.connectTimeout = connectTimeout
-        self.backgroundTime = BackgroundTimeKeeper(provider: backgroundTime, name: "Tether connection")
-        self.control = ConnectionControl(
-            policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
-        )
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
         self.inputs = inputs
-        self.inputSink = TrackedInputSink(continuation: continuation, activity: self.clock.activity)
+        let sink = TrackedInputSink(continuation: continuation, activity: self.clock.activity)
+        self.inputSink = sink
+        let control = ConnectionControl(
+            policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
+        )
+        self.runtime = ControlRuntime(
+            control: control,
+            backgroundKeeper: BackgroundTimeKeeper(provider: backgroundTime, name: "Tether connection") { sink.yield(.runtime(.backgroundTimeExpired(serial: $0))) }
+        )
         let (name, state) = (control.policy.name, control.lifecycle)
         diagnostics.update { $0.policyName = name; $0.appState = state }
+        // Until it runs, a controller is work to come (``runStarting()`` ends this unit).
+        self.clock.activity?.begin()
     }
 
     deinit {
-        // A controller that never ran: what it queued will never be handled.
-        if runPhase == .notStarted { inputSink.abandon() }
+        // A controller that never ran: what it queued, and its start, will never come.
+        if runtime.runPhase == .notStarted { runtime.abandon(inputs: inputSink, activity: clock.activity) }
     }
 
     // MARK: Status
@@ -165,37 +141,5 @@ public actor ConnectionController {
     public nonisolated var armedTimers: [SessionTimer] { diagnostics.current.armedTimers }
 
     /// Indicates that background execution time is held now.
-    public var holdsBackgroundTime: Bool { backgroundTime.isHeld }
-
-    func setStatus(_ status: ConnectionStatus) {
-        let previous = self.status
-        guard statusBroadcaster.set(status) else { return }
-        logger.log(.info, "status: \(previous) → \(status)")
-        switch status {
-        case .connected:
-            resumeConnectWaiters(with: .success(()))
-        case .disconnected(let reason):
-            resumeConnectWaiters(with: .failure(SessionError(.disconnected, "disconnected: \(reason)", reason: reason)))
-        case .connecting, .reconnecting:
-            break
-        }
-    }
-
-    func resumeConnectWaiters(with result: Result<Void, any Error>) {
-        let waiters = connectWaiters
-        connectWaiters = [:]
-        for waiter in waiters.values { waiter.resume(with: result) }
-    }
-
-    var hasEnded: Bool {
-        switch runPhase {
-        case .notStarted, .running: false
-        case .stopping, .finished: true
-        }
-    }
-
-    func makeSerial() -> UInt64 {
-        nextSerial += 1
-        return nextSerial
-    }
+    public var holdsBackgroundTime: Bool { runtime.backgroundKeeper.isHeld }
 }

@@ -65,7 +65,7 @@ extension Session {
         if case .authenticating = link {
             // Not connected yet (the credentials are unanswered): it goes out behind them, and
             // the call returns at once; should this attempt fail, the next one's replay has it.
-            if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel) }
+            if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel, behindCredentials: true) }
             return subscription
         }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
@@ -109,11 +109,14 @@ extension Session {
 
     // MARK: Internals
 
-    func sendSubscribe(_ channel: String) {
+    /// `behindCredentials`: sent while the credentials await their answer, outside the replay:
+    /// its time starts counting after the connect timeout's, so that an attempt that fails to
+    /// connect is what ends it (the next connection's replay has it), never its own timeout.
+    func sendSubscribe(_ channel: String, behindCredentials: Bool = false) {
         let id = makeRequestID()
         channels[channel]?.subscribeRequest = id
         subscribeRequests[id] = channel
-        armRequestTimeout(id, after: settings.requestTimeout)
+        armRequestTimeout(id, after: behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout)
         let state = channels[channel]
         perform(.subscribe(id, Topic(channel, options: state?.options), resume: state?.lastSequence.map(StreamPosition.sequence)))
     }

@@ -13,23 +13,9 @@ extension Session {
         try refuseIfEnded("connect()")
         ensureStarted()
         pendingTrigger = .appConnect
-        perform(control.connectRequested())
-        if status == .connected { return }
-        if case .idle = link, !control.isRetryPending {
-            throw SessionError(.notWanted, "the \(control.policy.name) policy does not connect now (app is \(lifecycle))", reason: status.reason)
-        }
-        let key = makeSerial()
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                if Task.isCancelled {
-                    continuation.resume(throwing: CancellationError())
-                } else {
-                    connectWaiters[key] = continuation
-                }
-            }
-        } onCancel: {
-            handleFromCancellation(.connectWaiterCancelled(key))
-        }
+        perform(runtime.control.connectRequested())
+        let isIdle: Bool = if case .idle = link { true } else { false }
+        try await awaitConnected(isIdle: isIdle)
     }
 
     /// Disconnects; nothing reconnects by itself until the app calls ``connect()``. Returns once
@@ -37,7 +23,7 @@ extension Session {
     public func disconnect() {
         guard !hasEnded else { return }
         ensureStarted()
-        perform(control.disconnectRequested())
+        perform(runtime.control.disconnectRequested())
     }
 
     /// Sends a ping and returns when the server's pong arrives. In Manual mode in the
@@ -47,7 +33,7 @@ extension Session {
     public func ping() async throws {
         try refuseIfEnded("ping()")
         ensureStarted()
-        perform(control.pingRequested())
+        perform(runtime.control.pingRequested())
         guard case .open = link else {
             throw SessionError(.notConnected, "ping needs a connection (status: \(status))")
         }
@@ -62,7 +48,7 @@ extension Session {
         guard state != lifecycle else { return }
         let wasForeground = lifecycle.isForeground
         if state.isForeground, !wasForeground { pendingTrigger = .foreground }
-        perform(control.setLifecycle(state))
+        perform(runtime.control.setLifecycle(state))
         if state.isForeground != wasForeground {
             armOutboxDeadline()
             if state.isForeground { probeAfterForeground() } else { stopHeartbeat() }
@@ -74,7 +60,7 @@ extension Session {
     /// they were made, once `run()` runs, as ``setAppState(_:)`` applies them. (Separate tasks
     /// each calling `setAppState` would not be ordered.)
     public nonisolated func reportAppState(_ state: AppLifecycleState) {
-        inputSink.yield(.appStateReported(state))
+        inputSink.yield(.runtime(.appStateReported(state)))
     }
 
     /// Tells the session whether the network is reachable: unreachable stops retries, reachable
@@ -82,9 +68,9 @@ extension Session {
     public func setNetworkReachable(_ reachable: Bool) {
         guard !hasEnded else { return }
         ensureStarted()
-        guard reachable != control.isNetworkReachable else { return }
+        guard reachable != runtime.control.isNetworkReachable else { return }
         if reachable { pendingTrigger = .networkRestored }
-        perform(control.setNetworkReachable(reachable))
+        perform(runtime.control.setNetworkReachable(reachable))
     }
 
     /// Tells the session the credentials changed (the token provider has a new token): after
@@ -94,7 +80,7 @@ extension Session {
         ensureStarted()
         guard status.reason?.code == .credentialsRejected else { return }
         pendingTrigger = .appConnect
-        perform(control.connectRequested("credentials changed after a rejection"))
+        perform(runtime.control.connectRequested("credentials changed after a rejection"))
     }
 
     /// Replaces the connection policy at run time. The new policy starts from the facts (the
@@ -104,6 +90,6 @@ extension Session {
         guard !hasEnded else { return }
         ensureStarted()
         pendingTrigger = .policyReplaced
-        perform(control.replacePolicy(newPolicy))
+        perform(runtime.control.replacePolicy(newPolicy))
     }
 }

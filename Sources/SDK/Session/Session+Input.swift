@@ -14,24 +14,15 @@ extension Session {
         case transportBatch(attempt: UInt64, events: [TransportEvent])
         /// Sending on the connection of an attempt failed.
         case sendFailed(attempt: UInt64, error: any Error)
-        /// A timer fired.
-        case timerFired(TimerKey, serial: UInt64)
+        /// A timer fired, a `connect()` was cancelled, work was queued, the app reported its
+        /// state, the background time's close was done or expired: the runtime's to handle.
+        case runtime(RuntimeInput<TimerKey>)
         /// An app-defined recovery step's run ended (`error` is `nil` on success).
         case customStepFinished(RecoveryStepID, serial: UInt64, error: String?)
         /// A subscriber stopped listening.
         case subscriberEnded(channel: String, subscriber: UInt64)
-        /// A task waiting in `connect()` was cancelled.
-        case connectWaiterCancelled(UInt64)
         /// A task whose publish waits in the outbox was cancelled.
         case publishCancelled(UInt64)
-        /// Work was queued for the run loop to start.
-        case wake
-        /// The app reported its lifecycle state without waiting (``Session/reportAppState(_:)``).
-        case appStateReported(AppLifecycleState)
-        /// The close frame of a connection torn down in the background was written.
-        case backgroundCloseFlushed(serial: UInt64)
-        /// The OS took back the background time held under `serial`.
-        case backgroundTimeExpired(serial: UInt64)
     }
 
     /// The timers a session arms: the policy's, and its own for deadlines.
@@ -74,9 +65,6 @@ extension Session {
         case open(attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?, resuming: [WireResume])
         case read(attempt: UInt64, connection: any TransportConnection, cancel: OneShot)
         case write(attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>, settled: OneShot)
-        case timer(TimerKey, serial: UInt64, deadline: SessionClock.Instant, cancel: OneShot)
-        /// Waits for `signal`, then hands `input` to the funnel.
-        case whenFired(OneShot, then: Input)
         case customStep(RecoveryStepID, serial: UInt64, perform: @Sendable (RecoveryStepContext) async throws -> Void, context: RecoveryStepContext, cancel: OneShot)
     }
 
@@ -86,4 +74,11 @@ extension Session {
         case frames([TransportFrame])
         case close(CloseCode, reason: String)
     }
+}
+
+extension Session: ControlRuntimeHost {
+    nonisolated static let noun = "session"
+    nonisolated static func input(_ input: RuntimeInput<TimerKey>) -> Input { .runtime(input) }
+    nonisolated static func timer(_ timer: ControlTimer) -> TimerKey { TimerKey(timer) }
+    nonisolated static func diagnosticName(of timer: TimerKey) -> SessionTimer { timer.sessionTimer }
 }

@@ -1,41 +1,31 @@
 import ConnectionPolicy
 
 extension Session {
-    /// Carries out the controller state machine's effects on the socket, in order.
-    func perform(_ effects: [ControlEffect]) {
-        for effect in effects {
-            switch effect {
-            case .open(let attempt):
-                startAttempt(attempt)
-            case .teardown(let attempt, let cause):
-                guard currentAttemptID == attempt else { continue }
-                switch cause {
-                case .policyClosed: teardownLink(code: .normal, reason: "closed by client")
-                case .policyReplaced: teardownLink(code: .normal, reason: "policy replaced")
-                case .returned: teardownLink(code: .normal, reason: "background refresh done")
-                }
-            case .connectTimedOut(let attempt, let reason):
-                guard currentAttemptID == attempt else { continue }
-                connectionEnded(reason: reason, disposition: .retry)
-            case .policyClosed(let reason):
-                let error = SessionError(.disconnected, "disconnected: \(reason)", reason: reason)
-                if reason.code == .credentialsRejected {
-                    // No connection comes with these credentials: what waits for one fails now.
-                    failOutbox(SessionError(.rejected, "not sent: the server rejected the credentials (\(reason))", reason: reason))
-                }
-                failAllRequests(error)
-                abandonRecovery()
-                failRefresh(error)
-            case .arm(let timer, let delay):
-                arm(TimerKey(timer), after: delay)
-            case .cancel(let timer):
-                cancelTimer(TimerKey(timer))
-            case .status(let status):
-                setStatus(status)
-            case .log(let level, let text):
-                settings.logger.log(level, text)
-            }
+    /// Lets `attempt`'s socket go, if it is the current one (the control's teardown).
+    func tearDown(_ attempt: UInt64, cause: TeardownCause) {
+        guard currentAttemptID == attempt else { return }
+        switch cause {
+        case .policyClosed: teardownLink(code: .normal, reason: "closed by client")
+        case .policyReplaced: teardownLink(code: .normal, reason: "policy replaced")
+        case .returned: teardownLink(code: .normal, reason: "background refresh done")
         }
+    }
+
+    func connectTimedOut(_ attempt: UInt64, reason: DisconnectReason) {
+        guard currentAttemptID == attempt else { return }
+        connectionEnded(reason: reason, disposition: .retry)
+    }
+
+    /// The policy gave up: what waits for a connection fails with its reason.
+    func policyGaveUp(_ reason: DisconnectReason) {
+        let error = SessionError(.disconnected, "disconnected: \(reason)", reason: reason)
+        if reason.code == .credentialsRejected {
+            // No connection comes with these credentials: what waits for one fails now.
+            failOutbox(SessionError(.rejected, "not sent: the server rejected the credentials (\(reason))", reason: reason))
+        }
+        failAllRequests(error)
+        abandonRecovery()
+        failRefresh(error)
     }
 
     var currentAttemptID: UInt64? { linkAttemptID }
@@ -46,8 +36,8 @@ extension Session {
         guard case .idle = link else { return }
         recoveryAttemptStarted()
         let attempt = Attempt(id: id, cancel: OneShot(), settled: OneShot())
-        spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: lastAttemptSettled, resuming: resumeInHandshake()))
-        lastAttemptSettled = attempt.settled
+        spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: runtime.lastSettled, resuming: resumeInHandshake()))
+        runtime.lastSettled = attempt.settled
         link = .opening(attempt)
     }
 
@@ -73,7 +63,7 @@ extension Session {
         if let state = machine?.sessionState { wireSessionState = state }
         machine = nil
         wireSubscriptions = [:]
-        for key in timers.keys { if case .wire = key { cancelTimer(key) } }
+        for key in runtime.timers.keys { if case .wire = key { cancelTimer(key) } }
         cancelTimer(.heartbeat)
         markChannelsUnsubscribed()
         recovery?.connectionLost()
@@ -121,7 +111,7 @@ extension Session {
             failRefresh(SessionError(.connectionLost, "the background refresh could not connect: \(ending.reason)", reason: ending.reason))
             return
         }
-        perform(control.lost(attempt, reason: ending.reason, disposition: ending.disposition, uptime: nil))
+        perform(runtime.control.lost(attempt, reason: ending.reason, disposition: ending.disposition, uptime: nil))
     }
 
     func transportEvent(attempt: UInt64, event: TransportEvent) {
@@ -159,7 +149,7 @@ extension Session {
             return
         }
         guard let attempt else { return }
-        perform(control.lost(attempt, reason: reason, disposition: disposition, uptime: uptime))
+        perform(runtime.control.lost(attempt, reason: reason, disposition: disposition, uptime: uptime))
     }
 
     /// The server accepted the credentials.
@@ -177,7 +167,7 @@ extension Session {
             startReplay()
         }
         armHeartbeat()
-        perform(control.opened(attempt.id))
+        perform(runtime.control.opened(attempt.id))
     }
 
     /// The protocol takes requests ahead of its handshake's answer: replay now, in the same
@@ -209,25 +199,12 @@ extension Session {
 
     // MARK: Timers
 
-    func arm(_ key: TimerKey, after delay: Duration) {
-        cancelTimer(key)
-        let timer = ArmedTimer(serial: makeSerial(), cancel: OneShot())
-        timers[key] = timer
-        spawn(.timer(key, serial: timer.serial, deadline: clock.deadline(after: delay), cancel: timer.cancel))
-    }
-
-    func cancelTimer(_ key: TimerKey) {
-        timers.removeValue(forKey: key)?.cancel.fire()
-    }
-
-    func timerFired(_ key: TimerKey, serial: UInt64) {
-        guard let timer = timers[key], timer.serial == serial else { return }
-        timers[key] = nil
+    func timerFired(_ key: TimerKey) {
         switch key {
         case .policy(let id):
-            perform(control.timerFired(.policy(id)))
+            perform(runtime.control.timerFired(.policy(id)))
         case .connectTimeout:
-            perform(control.timerFired(.connectTimeout))
+            perform(runtime.control.timerFired(.connectTimeout))
         case .requests:
             requestTimeoutsFired()
         case .recoveryStep(let id):

@@ -24,9 +24,9 @@ extension Session {
         return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<RecoveryReport, any Error>) in
             refresh = Refresh(waiter: waiter, statusBefore: status)
             arm(.refreshDeadline, after: deadline)
-            if case .idle = link, control.phase == .idle {
+            if case .idle = link, runtime.control.phase == .idle {
                 pendingTrigger = .backgroundRefresh
-                if let (_, effects) = control.openUnowned() { perform(effects) }
+                if let (_, effects) = runtime.control.openUnowned() { perform(effects) }
             }
         }
     }
@@ -37,7 +37,7 @@ extension Session {
         refresh = nil
         cancelTimer(.refreshDeadline)
         if refreshOwnsLink {
-            perform(control.returnUnowned())
+            perform(runtime.control.returnUnowned())
             setStatus(current.statusBefore)
         }
         current.waiter.resume(returning: report)
@@ -50,7 +50,7 @@ extension Session {
         cancelTimer(.refreshDeadline)
         if refreshOwnsLink {
             teardownLink(code: .normal, reason: "background refresh ended")
-            perform(control.returnUnowned())
+            perform(runtime.control.returnUnowned())
             failAllRequests(error)
             abandonRecovery()
             setStatus(current.statusBefore)
@@ -60,5 +60,5 @@ extension Session {
 
     /// Indicates that the connection (or the attempt) is the background refresh's, not the
     /// policy's (the controller's state machine knows which).
-    var refreshOwnsLink: Bool { control.isUnowned }
+    var refreshOwnsLink: Bool { runtime.control.isUnowned }
 }

@@ -6,54 +6,13 @@ extension Session {
     /// it closes its socket, cancels its timers and fails what is pending before it returns.
     /// A second call returns at once.
     public func run() async {
-        guard runPhase == .notStarted else { return }
-        runPhase = .running
-        let stopWatching = OneShot()
-        await withDiscardingTaskGroup { group in
-            group.forwardChanges(
-                of: lifecycleSource, networkMonitor, until: stopWatching,
-                appState: { await self.setAppState($0) }, reachable: { await self.setNetworkReachable($0) }
-            )
-            ensureStarted()
-            launchSpawns(into: &group)
-            clock.activity?.end()  // begun in init: the session has started
-            for await input in inputs {
-                handle(input)
-                launchSpawns(into: &group)
-                inputSink.handled()
-            }
-            // Shut down, or the task running us was cancelled: from here on every call is refused.
-            runPhase = .stopping
-            stopWatching.fire()
-            endSession()
-            launchSpawns(into: &group)
-        }
-        runPhase = .finished
-        statusBroadcaster.finish()
-        reportBroadcaster.finish()
-        outboxBroadcaster.finish()
+        await runLoop()
     }
 
     /// Ends the session: closes the socket, cancels every timer, and fails every pending call
     /// with ``SessionError/Code/sessionEnded``. Returns once ``run()`` has returned.
     public func shutdown() async {
-        switch runPhase {
-        case .notStarted:
-            runPhase = .finished
-            endSession()
-            // Inputs queued for a run that never came: nothing will handle them; nor will the
-            // start begun in init come.
-            inputSink.finish()
-            abandonTrackedWork()
-            statusBroadcaster.finish()
-            reportBroadcaster.finish()
-            outboxBroadcaster.finish()
-        case .running:
-            runPhase = .stopping
-            inputSink.finish()
-        case .stopping, .finished:
-            break
-        }
+        await shutdownRun()
         if let runner = selfRunner {
             selfRunner = nil
             await runner.value
@@ -94,132 +53,83 @@ extension Session {
                 return
             }
             connectionEnded(reason: .error("send failed: \(error)"), disposition: .retry)
-        case .timerFired(let key, let serial):
-            timerFired(key, serial: serial)
+        case .runtime(let input):
+            handleRuntime(input)
         case .customStepFinished(let id, let serial, let error):
             customStepFinished(id, serial: serial, error: error)
         case .subscriberEnded(let channel, let subscriber):
             removeSubscriber(subscriber, from: channel)
-        case .connectWaiterCancelled(let key):
-            connectWaiters.removeValue(forKey: key)?.resume(throwing: CancellationError())
         case .publishCancelled(let key):
             withdrawFromOutbox(key)
-        case .wake:
-            break
-        case .appStateReported(let state):
-            setAppState(state)
-        case .backgroundCloseFlushed(let serial):
-            backgroundCloseFlushed(serial: serial)
-        case .backgroundTimeExpired(let serial):
-            backgroundTimeExpired(serial: serial)
         }
     }
 
-    /// Ends the tracked work of a session that never ran: its queued inputs, the tasks it meant
-    /// to spawn, and its start.
-    nonisolated func abandonTrackedWork(spawned: Int) {
-        inputSink.abandon()
-        for _ in 0..<spawned { clock.activity?.end() }
-        clock.activity?.end()
+    func runStarting() {
+        ensureStarted()
     }
 
-    func abandonTrackedWork() {
-        let unlaunched = spawns.count
-        spawns = []
-        abandonTrackedWork(spawned: unlaunched)
+    func runFinished() {
+        reportBroadcaster.finish()
+        outboxBroadcaster.finish()
     }
 
-    /// Queues work for the run loop to start, and wakes it.
+    /// Queues the child task that carries out `work` (see ``ControlRuntimeHost/spawn(counted:_:)``).
     func spawn(_ work: Spawn) {
-        // One unit of work per task until it waits on something outside (see launchSpawns).
-        clock.activity?.begin()
-        spawns.append(work)
-        if spawns.count == 1 { inputSink.yield(.wake) }
-    }
-
-    private func launchSpawns(into group: inout DiscardingTaskGroup) {
-        guard !spawns.isEmpty else { return }
-        let work = spawns
-        spawns = []
         let sink = inputSink
         let activity = clock.activity
-        for item in work {
-            switch item {
-            case .open(let attempt, let cancel, let settled, let after, let resuming):
-                let transport = self.transport
-                let settings = self.settings
-                group.addTask {
-                    await Self.open(
-                        attempt: attempt, cancel: cancel, settled: settled, after: after, resuming: resuming, transport: transport, settings: settings, sink: sink
-                    )
-                    activity?.end()
-                }
-            case .read(let attempt, let connection, let cancel):
-                // Waiting for the peer is not work; each event a counting connection yielded
-                // is, until it is in the funnel.
-                let counted = (connection as? any ActivityCountedConnection).flatMap { activity != nil && $0.countedActivity === activity ? $0 : nil }
-                activity?.end()
-                if let batching = connection as? any EventBatchingConnection, counted == nil {
-                    group.addTask {
-                        _ = await race({
-                            for await batch in batching.eventBatches {
-                                guard case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch)) else { return }
-                                if batch.contains(where: { if case .closed = $0 { true } else { false } }) { return }
-                            }
-                            if !Task.isCancelled {
-                                sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
-                            }
-                        }, cancelledBy: cancel)
-                    }
-                    continue
-                }
-                group.addTask {
+        switch work {
+        case .open(let attempt, let cancel, let settled, let after, let resuming):
+            let (transport, settings) = (transport, settings)
+            spawn {
+                await Self.open(
+                    attempt: attempt, cancel: cancel, settled: settled, after: after, resuming: resuming, transport: transport, settings: settings, sink: sink
+                )
+            }
+        case .read(let attempt, let connection, let cancel):
+            // Waiting for the peer is not work; each event a counting connection yielded
+            // is, until it is in the funnel.
+            let counted = (connection as? any ActivityCountedConnection).flatMap { activity != nil && $0.countedActivity === activity ? $0 : nil }
+            if let batching = connection as? any EventBatchingConnection, counted == nil {
+                spawn(counted: false) {
                     _ = await race({
-                        for await event in connection.events {
-                            defer { counted?.eventRead() }
-                            guard case .enqueued = sink.yield(.transport(attempt: attempt, event: event)) else { return }
-                            if case .closed = event { return }
+                        for await batch in batching.eventBatches {
+                            guard case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch)) else { return }
+                            if batch.contains(where: { if case .closed = $0 { true } else { false } }) { return }
                         }
-                        // Events that end without `.closed` (a transport breaking its contract)
-                        // still end the connection, rather than leave it looking open.
                         if !Task.isCancelled {
                             sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
                         }
                     }, cancelledBy: cancel)
-                    counted?.readingEnded()
                 }
-            case .write(let attempt, let connection, let frames, let settled):
-                // Waiting for frames is not work; each frame queued is (see OutboundSink).
-                activity?.end()
-                group.addTask {
-                    await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink, activity: activity)
-                }
-            case .whenFired(let signal, let input):
-                group.addTask {
-                    await signal.wait()
-                    sink.yield(input)
-                    activity?.end()
-                }
-            case .customStep(let id, let serial, let perform, let context, let cancel):
-                group.addTask {
-                    defer { activity?.end() }
-                    let (result, cancelled) = await race({ try await Session.perform(perform, context) }, cancelledBy: cancel)
-                    guard !cancelled, let result else { return }
-                    switch result {
-                    case .success: sink.yield(.customStepFinished(id, serial: serial, error: nil))
-                    case .failure(let error): sink.yield(.customStepFinished(id, serial: serial, error: String(describing: error)))
+                return
+            }
+            spawn(counted: false) {
+                _ = await race({
+                    for await event in connection.events {
+                        defer { counted?.eventRead() }
+                        guard case .enqueued = sink.yield(.transport(attempt: attempt, event: event)) else { return }
+                        if case .closed = event { return }
                     }
-                }
-            case .timer(let key, let serial, let deadline, let cancel):
-                let clock = self.clock
-                group.addTask {
-                    // A tracking clock ends this task's unit while it sleeps, and begins it again
-                    // when it wakes.
-                    let (result, cancelled) = await race({ try await clock.sleepTracked(until: deadline) }, cancelledBy: cancel)
-                    if !cancelled, case .success? = result {
-                        sink.yield(.timerFired(key, serial: serial))
+                    // Events that end without `.closed` (a transport breaking its contract)
+                    // still end the connection, rather than leave it looking open.
+                    if !Task.isCancelled {
+                        sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
                     }
-                    activity?.end()
+                }, cancelledBy: cancel)
+                counted?.readingEnded()
+            }
+        case .write(let attempt, let connection, let frames, let settled):
+            // Waiting for frames is not work; each frame queued is (see OutboundSink).
+            spawn(counted: false) {
+                await Self.write(attempt: attempt, connection: connection, frames: frames, settled: settled, sink: sink, activity: activity)
+            }
+        case .customStep(let id, let serial, let perform, let context, let cancel):
+            spawn {
+                let (result, cancelled) = await race({ try await Session.perform(perform, context) }, cancelledBy: cancel)
+                guard !cancelled, let result else { return }
+                switch result {
+                case .success: sink.yield(.customStepFinished(id, serial: serial, error: nil))
+                case .failure(let error): sink.yield(.customStepFinished(id, serial: serial, error: String(describing: error)))
                 }
             }
         }
@@ -307,18 +217,15 @@ extension Session {
         settled.fire()
     }
 
-    /// Leaves nothing behind: closes the socket, cancels timers, fails what is pending.
-    private func endSession() {
+    /// Leaves nothing behind: closes the socket, fails what is pending (the runtime then cancels
+    /// the timers and fails `connect()`).
+    func endHost() {
         teardownLink(code: .goingAway, reason: "session ended")
-        for timer in timers.values { timer.cancel.fire() }
-        timers = [:]
         failAllRequests(SessionError(.sessionEnded, "the session was shut down"), requeuePublishes: false)
         failOutbox(SessionError(.sessionEnded, "the session was shut down"))
         failRefresh(SessionError(.sessionEnded, "the session was shut down"))
         abandonRecovery()
         finishAllSubscribers(throwing: SessionError(.sessionEnded, "the session was shut down"))
-        resumeConnectWaiters(with: .failure(SessionError(.sessionEnded, "the session was shut down")))
-        statusBroadcaster.set(.disconnected(.sessionEnded))
     }
 
     /// Opens offering the handshake's subprotocols as an offer only: a transport that cannot

@@ -23,57 +23,32 @@ public actor Session {
     nonisolated let outboxBroadcaster = Broadcaster<Int>(0)
     nonisolated let inputs: AsyncStream<Input>
     nonisolated let inputSink: InputSink
-
-    /// The policy, the lifecycle and network facts, the link's phase and the policy's timers:
-    /// the controller's state machine, the same one ``ConnectionController`` runs. The session
-    /// carries out its effects on a socket (``perform(_:)``).
-    var control: ConnectionControl {
-        didSet {
-            reconcileBackgroundTime()
-            let (name, state) = (control.policy.name, control.lifecycle)
-            diagnostics.update { $0.policyName = name; $0.appState = state }
-        }
-    }
-    var lifecycle: AppLifecycleState { control.lifecycle }
+    nonisolated let runEnded = OneShot()
+    nonisolated var logger: SessionLogger { settings.logger }
     /// What ``policyName``, ``appState``, ``armedTimers``, ``subscribedChannels`` and
     /// ``recoveryJournal`` read, without `await`.
     nonisolated let diagnostics = DiagnosticsMirror()
+
+    /// The control (policy, lifecycle, network, the link's phase), the timers, the `connect()`
+    /// waiters, the background time: the runtime ``ConnectionController`` shares.
+    var runtime: ControlRuntime<TimerKey>
+    var lifecycle: AppLifecycleState { runtime.control.lifecycle }
     var link: Link = .idle {
-        didSet {
-            linkAttemptID = link.attemptID
-            reconcileBackgroundTime()
-        }
+        didSet { linkAttemptID = link.attemptID }
     }
     /// The attempt `link` belongs to, kept beside it: every inbound event checks it, and
     /// reading it out of `link` would copy the link's payload each time.
     private(set) var linkAttemptID: UInt64?
-    /// The background time held now (see ``BackgroundTimeProvider``), and the close it waits
-    /// for: the same keeper ``ConnectionController`` uses.
-    var backgroundKeeper: BackgroundTimeKeeper
     /// The current connection's protocol machine: made fresh for every socket, dropped with it.
     var machine: (any WireMachine)?
     /// What the protocol keeps across sockets (``WireMachine/sessionState``), between them.
     var wireSessionState: (any Sendable)?
     /// The channel of every subscription the current connection's protocol confirmed.
     var wireSubscriptions: [SubscriptionID: String] = [:]
-    var runPhase: RunPhase = .notStarted {
-        didSet { reconcileBackgroundTime() }
-    }
-    /// Signals that the most recent attempt holds no socket any more; the next attempt waits for it.
-    var lastAttemptSettled: OneShot?
     var nextRequestID: RequestID = 1
-    var nextSerial: UInt64 = 0
-    var timers: [TimerKey: ArmedTimer] = [:] {
-        didSet {
-            let armed = timers.keys.map(\.sessionTimer).sorted()
-            diagnostics.update { $0.armedTimers = armed }
-        }
-    }
-    var spawns: [Spawn] = []
     var requests: [RequestID: PendingRequest] = [:]
     var channels: [String: ChannelState] = [:]
     var subscribeRequests: [RequestID: String] = [:]
-    var connectWaiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
     var selfRunner: Task<Void, Never>?
     /// The significant steps replayed after a reconnect (subscriptions and app-defined steps).
     var journal: [RecoveryStepID] = [] {
@@ -134,15 +109,6 @@ public actor Session {
         let outbound: OutboundSink
     }
 
-    struct ArmedTimer {
-        let serial: UInt64
-        let cancel: OneShot
-    }
-
-    enum RunPhase {
-        case notStarted, running, stopping, finished
-    }
-
     /// Makes a session. Nothing happens until ``run()`` runs.
     ///
     /// - Parameters:
@@ -170,16 +136,20 @@ public actor Session {
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
         self.backgroundTime = backgroundTime
-        self.backgroundKeeper = BackgroundTimeKeeper(provider: backgroundTime, name: Self.backgroundTimeName)
-        self.control = ConnectionControl(
+        let (inputs, continuation) = AsyncStream<Input>.makeStream()
+        self.inputs = inputs
+        let sink = InputSink(continuation: continuation, activity: self.clock.activity)
+        self.inputSink = sink
+        let control = ConnectionControl(
             policy: settings.makePolicy(), lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true,
             connectTimeout: settings.connectTimeout
         )
+        self.runtime = ControlRuntime(
+            control: control,
+            backgroundKeeper: BackgroundTimeKeeper(provider: backgroundTime, name: Self.backgroundTimeName) { sink.yield(.runtime(.backgroundTimeExpired(serial: $0))) }
+        )
         let (name, state) = (control.policy.name, control.lifecycle)
         diagnostics.update { $0.policyName = name; $0.appState = state }
-        let (inputs, continuation) = AsyncStream<Input>.makeStream()
-        self.inputs = inputs
-        self.inputSink = InputSink(continuation: continuation, activity: self.clock.activity)
         // Until it runs, a session is work to come: a test clock does not call it idle before
         // its first attempt (``run()`` ends this unit once it has started).
         self.clock.activity?.begin()
@@ -187,7 +157,7 @@ public actor Session {
 
     deinit {
         // A session that never ran: what it queued, and its start, will never come.
-        if runPhase == .notStarted { abandonTrackedWork(spawned: spawns.count) }
+        if runtime.runPhase == .notStarted { runtime.abandon(inputs: inputSink, activity: clock.activity) }
     }
 
     /// Makes a session and runs it in a task of its own: CometChat's configure-at-init-and-go.
@@ -253,61 +223,17 @@ public actor Session {
     /// The app's lifecycle state as the session knows it.
     public nonisolated var appState: AppLifecycleState { diagnostics.current.appState }
 
-    func setStatus(_ status: ConnectionStatus) {
-        let previous = self.status
-        guard statusBroadcaster.set(status) else { return }
-        settings.logger.log(.info, "status: \(previous) → \(status)")
-        switch status {
-        case .connected:
-            resumeConnectWaiters(with: .success(()))
-        case .disconnected(let reason):
-            resumeConnectWaiters(with: .failure(SessionError(.disconnected, "disconnected: \(reason)", reason: reason)))
-        case .connecting, .reconnecting:
-            break
-        }
-    }
-
-    func resumeConnectWaiters(with result: Result<Void, any Error>) {
-        let waiters = connectWaiters
-        connectWaiters = [:]
-        for waiter in waiters.values { waiter.resume(with: result) }
-    }
-
     /// Starts the policy on the first input, so that host calls made before `run()` come after
     /// the policy's start, in order.
     func ensureStarted() {
-        perform(control.start())
+        guard !runtime.control.isStarted else { return }
+        perform(runtime.control.start())
     }
 
     /// Throws ``SessionError/Code/sessionEnded`` once the session is shutting down or has
     /// ended: nothing it could start would ever be carried out.
     func refuseIfEnded(_ call: StaticString) throws(SessionError) {
         guard !hasEnded else { throw SessionError(.sessionEnded, "\(call) after the session ended") }
-    }
-
-    /// Indicates that the session is shutting down or has ended: host calls change nothing.
-    var hasEnded: Bool {
-        switch runPhase {
-        case .notStarted, .running: false
-        case .stopping, .finished: true
-        }
-    }
-
-    /// Hands an input to the funnel from a cancellation handler. Such handlers run outside the
-    /// actor and possibly before `run()` reads the input stream (or after it stopped), so they
-    /// reach the actor directly instead of through the stream.
-    nonisolated func handleFromCancellation(_ input: Input) {
-        let activity = clock.activity
-        activity?.begin()
-        Task {
-            await self.handle(input)
-            activity?.end()
-        }
-    }
-
-    func makeSerial() -> UInt64 {
-        nextSerial += 1
-        return nextSerial
     }
 
     func makeRequestID() -> RequestID {
