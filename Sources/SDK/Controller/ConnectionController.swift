@@ -91,21 +91,10 @@ public actor ConnectionController {
         self.pinger = ping
         self.pingTimeout = pingTimeout
         self.connectTimeout = connectTimeout
-        let (inputs, continuation) = AsyncStream<Input>.makeStream()
-        self.inputs = inputs
-        let sink = TrackedInputSink(continuation: continuation, activity: self.clock.activity)
-        self.inputSink = sink
-        let control = ConnectionControl(
-            policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
+        (runtime, inputs, inputSink) = ControlRuntime.make(
+            policy: policy, lifecycle: lifecycle, network: network, connectTimeout: connectTimeout, backgroundTime: backgroundTime,
+            backgroundTimeName: "Tether connection", clock: self.clock, diagnostics: diagnostics, input: Self.input
         )
-        self.runtime = ControlRuntime(
-            control: control,
-            backgroundKeeper: BackgroundTimeKeeper(provider: backgroundTime, name: "Tether connection") { sink.yield(.runtime(.backgroundTimeExpired(serial: $0))) }
-        )
-        let (name, state) = (control.policy.name, control.lifecycle)
-        diagnostics.update { $0.policyName = name; $0.appState = state }
-        // Until it runs, a controller is work to come (``runStarting()`` ends this unit).
-        self.clock.activity?.begin()
     }
 
     deinit {

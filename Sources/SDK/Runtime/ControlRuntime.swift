@@ -34,6 +34,27 @@ struct ControlRuntime<Timer: Hashable & Sendable> {
         self.backgroundKeeper = backgroundKeeper
     }
 
+    /// A host's runtime and input funnel, made as both hosts make them: the control starts
+    /// from the platform's facts; the background time's expiry comes in through the funnel;
+    /// with a tracking clock the host counts as work to come until its run starts.
+    static func make<Input: Sendable>(
+        policy: any SessionPolicy, lifecycle: (any LifecycleSource)?, network: (any NetworkMonitor)?, connectTimeout: Duration,
+        backgroundTime: any BackgroundTimeProvider, backgroundTimeName: String, clock: SessionClock, diagnostics: DiagnosticsMirror,
+        input: @escaping @Sendable (RuntimeInput<Timer>) -> Input
+    ) -> (runtime: ControlRuntime, inputs: AsyncStream<Input>, sink: TrackedInputSink<Input>) {
+        let (inputs, continuation) = AsyncStream<Input>.makeStream()
+        let sink = TrackedInputSink(continuation: continuation, activity: clock.activity)
+        let control = ConnectionControl(
+            policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
+        )
+        let keeper = BackgroundTimeKeeper(provider: backgroundTime, name: backgroundTimeName) { sink.yield(input(.backgroundTimeExpired(serial: $0))) }
+        let (name, state) = (control.policy.name, control.lifecycle)
+        diagnostics.update { $0.policyName = name; $0.appState = state }
+        // Until it runs, the host is work to come (its run loop ends this unit once started).
+        clock.activity?.begin()
+        return (ControlRuntime(control: control, backgroundKeeper: keeper), inputs, sink)
+    }
+
     /// Indicates that the host is shutting down or has ended: calls change nothing.
     var hasEnded: Bool {
         switch runPhase {

@@ -136,23 +136,10 @@ public actor Session {
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
         self.backgroundTime = backgroundTime
-        let (inputs, continuation) = AsyncStream<Input>.makeStream()
-        self.inputs = inputs
-        let sink = InputSink(continuation: continuation, activity: self.clock.activity)
-        self.inputSink = sink
-        let control = ConnectionControl(
-            policy: settings.makePolicy(), lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true,
-            connectTimeout: settings.connectTimeout
+        (runtime, inputs, inputSink) = ControlRuntime.make(
+            policy: settings.makePolicy(), lifecycle: lifecycle, network: network, connectTimeout: settings.connectTimeout,
+            backgroundTime: backgroundTime, backgroundTimeName: Self.backgroundTimeName, clock: self.clock, diagnostics: diagnostics, input: Self.input
         )
-        self.runtime = ControlRuntime(
-            control: control,
-            backgroundKeeper: BackgroundTimeKeeper(provider: backgroundTime, name: Self.backgroundTimeName) { sink.yield(.runtime(.backgroundTimeExpired(serial: $0))) }
-        )
-        let (name, state) = (control.policy.name, control.lifecycle)
-        diagnostics.update { $0.policyName = name; $0.appState = state }
-        // Until it runs, a session is work to come: a test clock does not call it idle before
-        // its first attempt (``run()`` ends this unit once it has started).
-        self.clock.activity?.begin()
     }
 
     deinit {
