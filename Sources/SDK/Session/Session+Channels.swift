@@ -115,7 +115,7 @@ extension Session {
     func sendSubscribe(_ channel: String, behindCredentials: Bool = false) {
         let id = makeRequestID()
         channels[channel]?.subscribeRequest = id
-        subscribeRequests[id] = channel
+        link.connection?.subscribeRequests[id] = channel
         armRequestTimeout(id, after: behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout)
         let state = channels[channel]
         perform(.subscribe(id, Topic(channel, options: state?.options), resume: state?.lastSequence.map(StreamPosition.sequence)))
@@ -123,8 +123,6 @@ extension Session {
 
     /// The connection is gone: no channel is active on the server any more.
     func markChannelsUnsubscribed() {
-        for id in subscribeRequests.keys { cancelRequestTimeout(id) }
-        subscribeRequests = [:]
         for channel in channels.keys {
             channels[channel]?.isActive = false
             channels[channel]?.subscribeRequest = nil
@@ -133,7 +131,7 @@ extension Session {
 
     /// `resumeUnsupported`: the protocol said it could not resume this subscription.
     func subscribeAcknowledged(_ ack: Ack, resumeUnsupported: Bool = false) -> Bool {
-        guard let channel = subscribeRequests.removeValue(forKey: ack.id) else { return false }
+        guard let channel = link.connection?.subscribeRequests.removeValue(forKey: ack.id) else { return false }
         defer { mirrorChannel(channel) }
         cancelRequestTimeout(ack.id)
         guard var state = channels[channel] else { return true }
@@ -160,7 +158,7 @@ extension Session {
     /// The server refused (or did not answer) a subscribe: every subscriber of the channel
     /// learns why, and the session lets the channel go.
     func subscribeRejected(_ id: RequestID, _ error: SessionError) -> Bool {
-        guard let channel = subscribeRequests.removeValue(forKey: id) else { return false }
+        guard let channel = link.connection?.subscribeRequests.removeValue(forKey: id) else { return false }
         cancelRequestTimeout(id)
         channels[channel]?.subscribeRequest = nil
         if isReplaying(.subscription(channel)) {
@@ -226,13 +224,14 @@ extension Session {
     }
 
     private func leaveOnServer(_ channel: String, _ state: ChannelState) {
-        let subscription = wireSubscription(of: channel, in: state)
+        let connection = link.connection
+        let subscription = connection?.wireSubscription(of: channel, pending: state.subscribeRequest)
         if let id = state.subscribeRequest {
-            subscribeRequests[id] = nil
+            connection?.subscribeRequests[id] = nil
             cancelRequestTimeout(id)
         }
         guard acceptsRequests, state.isActive || state.subscribeRequest != nil, let subscription else { return }
-        wireSubscriptions[subscription] = nil
+        connection?.wireSubscriptions[subscription] = nil
         // The answer is not awaited.
         perform(.unsubscribe(subscription))
     }
@@ -313,7 +312,7 @@ extension Session {
             for waiter in state.waiters { waiter.continuation.resume(throwing: error) }
         }
         channels = [:]
-        subscribeRequests = [:]
+        link.connection?.subscribeRequests = [:]
         journal.removeAll { channelName(of: $0) != nil }
     }
 }

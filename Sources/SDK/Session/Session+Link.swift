@@ -28,7 +28,13 @@ extension Session {
         failRefresh(error)
     }
 
-    var currentAttemptID: UInt64? { linkAttemptID }
+    var currentAttemptID: UInt64? { link.attemptID }
+
+    /// The open socket of `attempt`, or `nil`: an event of an earlier socket finds nothing.
+    func connection(of attempt: UInt64) -> Connection? {
+        guard let connection = link.connection, connection.attempt.id == attempt else { return nil }
+        return connection
+    }
 
     /// Starts opening the socket of the controller's `attempt` (for the policy, or for a
     /// background refresh); its connect timeout and status come from the controller.
@@ -50,19 +56,16 @@ extension Session {
             return
         case .opening(let attempt):
             attempt.cancel.fire()
-        case .authenticating(let attempt, let wire), .open(let attempt, let wire, _):
+        case .authenticating(let connection), .open(let connection, _):
             if goodbye { sayGoodbye() }
-            flushFrames()
-            attempt.cancel.fire()
-            wire.outbound.yield(.close(code, reason: reason))
-            wire.outbound.finish()
+            connection.flushFrames()
+            connection.attempt.cancel.fire()
+            connection.outbound.yield(.close(code, reason: reason))
+            connection.outbound.finish()
+            if let state = connection.machine?.sessionState { wireSessionState = state }
+            for id in connection.subscribeRequests.keys { cancelRequestTimeout(id) }
         }
         link = .idle
-        pipelining = false
-        heldCustomRuns = []
-        if let state = machine?.sessionState { wireSessionState = state }
-        machine = nil
-        wireSubscriptions = [:]
         for key in runtime.timers.keys { if case .wire = key { cancelTimer(key) } }
         cancelTimer(.heartbeat)
         markChannelsUnsubscribed()
@@ -79,11 +82,11 @@ extension Session {
             spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: settled))
             return
         }
-        let wire = Wire(connection: connection, outbound: continuation)
         spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: current.settled))
         spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
         settings.logger.log(.debug, "attempt \(attempt): socket open, authenticating")
-        link = .authenticating(current, wire)
+        let machine = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState, handshake: handshake, subprotocol: connection.subprotocol)
+        link = .authenticating(Connection(attempt: current, socket: connection, outbound: continuation, machine: machine))
         if handshake.requiresSubprotocol, !handshake.subprotocols.isEmpty, !handshake.subprotocols.contains(connection.subprotocol ?? "") {
             // The server does not speak the protocol the settings name: retrying cannot help.
             let chosen = connection.subprotocol.map { "'\($0)'" } ?? "none"
@@ -91,9 +94,7 @@ extension Session {
             connectionEnded(reason: .error(detail), disposition: .doNotRetry, closeCode: .protocolError)
             return
         }
-        var fresh = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState, handshake: handshake, subprotocol: connection.subprotocol)
-        let actions = fresh.start(credentials: token)
-        machine = fresh
+        guard let actions = withMachine({ $0.start(credentials: token) }) else { return }
         carry(actions)
     }
 
@@ -115,7 +116,7 @@ extension Session {
     }
 
     func transportEvent(attempt: UInt64, event: TransportEvent) {
-        guard currentAttemptID == attempt else { return }
+        guard connection(of: attempt) != nil else { return }
         switch event {
         case .frame(let frame):
             received(frame)
@@ -130,11 +131,11 @@ extension Session {
     /// failed): release it and let the policy decide.
     func connectionEnded(reason: DisconnectReason, disposition: RetryDisposition, closeCode: CloseCode = .normal) {
         var uptime: Duration?
-        if case .open(_, _, let since) = link { uptime = clock.elapsed(since: since) }
+        if case .open(_, let since) = link { uptime = clock.elapsed(since: since) }
         let attempt = currentAttemptID
         // Sent behind credentials the server rejected: it applied none of it (the protocol's
         // rule), so each fails with that cause rather than "it may have been applied".
-        let refusedBehindCredentials = pipelining && reason.code == .credentialsRejected
+        let refusedBehindCredentials = link.connection?.pipelining == true && reason.code == .credentialsRejected
         settings.logger.log(.info, "connection ended: \(reason) (\(disposition))")
         teardownLink(code: closeCode, reason: "connection ended", goodbye: false)
         if refusedBehindCredentials {
@@ -154,27 +155,27 @@ extension Session {
 
     /// The server accepted the credentials.
     func authenticated() {
-        guard case .authenticating(let attempt, let wire) = link else { return }
-        link = .open(attempt, wire, since: clock.now)
-        if pipelining {
+        guard case .authenticating(let connection) = link else { return }
+        link = .open(connection, since: clock.now)
+        if connection.pipelining {
             // The replay went out with the credentials; the app's steps waited for this.
-            pipelining = false
-            let held = heldCustomRuns
-            heldCustomRuns = []
+            connection.pipelining = false
+            let held = connection.heldCustomRuns
+            connection.heldCustomRuns = []
             for (id, attempt) in held { startCustomRun(id, attempt: attempt) }
             checkRecoveryComplete()
         } else {
             startReplay()
         }
         armHeartbeat()
-        perform(runtime.control.opened(attempt.id))
+        perform(runtime.control.opened(connection.attempt.id))
     }
 
     /// The protocol takes requests ahead of its handshake's answer: replay now, in the same
     /// flight as the credentials.
     func pipelineReplay() {
-        guard case .authenticating = link, !pipelining else { return }
-        pipelining = true
+        guard case .authenticating(let connection) = link, !connection.pipelining else { return }
+        connection.pipelining = true
         startReplay()
     }
 
@@ -182,7 +183,7 @@ extension Session {
     var acceptsRequests: Bool {
         switch link {
         case .open: true
-        case .authenticating: pipelining
+        case .authenticating(let connection): connection.pipelining
         case .idle, .opening: false
         }
     }
@@ -217,16 +218,6 @@ extension Session {
             sendHeartbeat()
         case .wire(let name):
             wireTimerFired(name)
-        }
-    }
-}
-
-extension Session.Link {
-    /// The attempt this link belongs to (`nil` when idle).
-    var attemptID: UInt64? {
-        switch self {
-        case .idle: nil
-        case .opening(let attempt), .authenticating(let attempt, _), .open(let attempt, _, _): attempt.id
         }
     }
 }

@@ -159,8 +159,8 @@ extension Session {
                     } else {
                         replayEvent { $0.remove(id) }
                     }
-                } else if pipelining {
-                    heldCustomRuns.append((id, attempt))
+                } else if case .authenticating(let connection) = link, connection.pipelining {
+                    connection.heldCustomRuns.append((id, attempt))
                 } else {
                     startCustomRun(id, attempt: attempt)
                 }

@@ -45,7 +45,7 @@ extension Session {
                 if !frames.isEmpty { received(frames, attempt: attempt) }
             }
         case .sendFailed(let attempt, let error):
-            guard currentAttemptID == attempt else { return }
+            guard connection(of: attempt) != nil else { return }
             if let error = error as? TransportError, error.code == .notConnected {
                 // The connection is already gone: its events end with `.closed` (the reader
                 // makes sure of it), which says why — a peer's close code, a protocol violation.

@@ -2,13 +2,13 @@ import ConnectionPolicy
 
 extension Session {
     /// Runs `body` on the current connection's protocol machine, held only by it meanwhile: a
-    /// copy left in ``machine`` would make every mutation copy the machine's tables (a replay
-    /// of a thousand subscriptions would copy them a thousand times).
-    private func withMachine(_ body: (inout any WireMachine) -> [WireAction]) -> [WireAction]? {
-        guard var current = machine else { return nil }
-        machine = nil
-        let actions = body(&current)
-        machine = current
+    /// copy left in the connection would make every mutation copy the machine's tables (a
+    /// replay of a thousand subscriptions would copy them a thousand times).
+    func withMachine(_ body: (inout any WireMachine) -> [WireAction]) -> [WireAction]? {
+        guard let connection = link.connection, var machine = connection.machine else { return nil }
+        connection.machine = nil
+        let actions = body(&machine)
+        connection.machine = machine
         return actions
     }
 
@@ -21,8 +21,8 @@ extension Session {
 
     /// Queues the protocol's goodbye (its frames only: the connection is being let go).
     func sayGoodbye() {
-        guard let actions = withMachine({ $0.perform(.goodbye) }) else { return }
-        for case .send(let frame) in actions { pendingFrames.append(frame) }
+        guard let actions = withMachine({ $0.perform(.goodbye) }), let connection = link.connection else { return }
+        for case .send(let frame) in actions { connection.pendingFrames.append(frame) }
     }
 
     /// A frame arrived on the current connection.
@@ -34,7 +34,7 @@ extension Session {
     /// Frames of one read arrived on the connection of `attempt`. Their actions are carried
     /// out in order, until one of them ends that connection.
     func received(_ frames: [TransportFrame], attempt: UInt64) {
-        guard currentAttemptID == attempt, let actions = withMachine({ $0.receive(contentsOf: frames) }) else { return }
+        guard connection(of: attempt) != nil, let actions = withMachine({ $0.receive(contentsOf: frames) }) else { return }
         inOneTurn { carryActions(actions, attempt: attempt) }
     }
 
@@ -72,21 +72,20 @@ extension Session {
         while index < actions.endIndex {
             // Actions of a later frame are not carried out once the connection they came on is
             // gone (a frame by frame `received` would not have handed that frame over).
-            if let attempt, currentAttemptID != attempt { return }
+            if let attempt, connection(of: attempt) == nil { return }
             let action = actions[index]
             index += 1
             switch action {
             case .send(let frame):
-                switch link {
-                case .authenticating, .open: pendingFrames.append(frame)
-                case .idle, .opening: break
-                }
+                link.connection?.pendingFrames.append(frame)
             case .ready:
                 authenticated()
             case .pipelining:
                 pipelineReplay()
             case .subscribed(let subscription, let outcome):
-                if let channel = subscribeRequests[subscription] { wireSubscriptions[subscription] = channel }
+                if let connection = link.connection, let channel = connection.subscribeRequests[subscription] {
+                    connection.wireSubscriptions[subscription] = channel
+                }
                 var sequence: UInt64?
                 var gap = false
                 switch outcome {
@@ -99,16 +98,16 @@ extension Session {
                 _ = subscribeAcknowledged(Ack(id: subscription, sequence: sequence, gap: gap), resumeUnsupported: outcome == .resumeUnsupported)
             case .subscriptionFailed(let subscription, let failure):
                 let error = Self.rejection(failure, request: subscription)
-                let channel = wireSubscriptions.removeValue(forKey: subscription)
+                let channel = link.connection?.wireSubscriptions.removeValue(forKey: subscription)
                 // A protocol without a subscribe acknowledgement (graphql-transport-ws) reports
                 // a refusal after the subscription counted as made: it ends then.
                 if !subscribeRejected(subscription, error), let channel { dropChannel(channel, error) }
             case .subscriptionEnded(let subscription, let reason):
-                guard let channel = wireSubscriptions.removeValue(forKey: subscription) else { continue }
+                guard let channel = link.connection?.wireSubscriptions.removeValue(forKey: subscription) else { continue }
                 dropChannel(channel, SessionError(.disconnected, "the server ended the subscription to \(channel): \(reason)"))
             case .delivery(let subscription, let data, let position):
                 // A protocol that numbers nothing delivers what the server sent, as it came.
-                guard let channel = wireSubscriptions[subscription] else { continue }
+                guard let channel = link.connection?.wireSubscriptions[subscription] else { continue }
                 // The deliveries for the same subscription right after it go with it, in one step.
                 var run = [ChannelMessage(channel: channel, sequence: position?.sequence, data: data)]
                 while index < actions.endIndex, case .delivery(subscription, let data, let position) = actions[index] {
@@ -136,18 +135,7 @@ extension Session {
 
     /// Hands the frames carried so far to the writer, as one batch.
     func flushFrames() {
-        guard !pendingFrames.isEmpty else { return }
-        let frames = pendingFrames
-        pendingFrames = []
-        switch link {
-        case .authenticating(_, let wire), .open(_, let wire, _): wire.outbound.yield(.frames(frames))
-        case .idle, .opening: break
-        }
-    }
-
-    /// The wire subscription that stands for `channel` on this connection, pending or active.
-    func wireSubscription(of channel: String, in state: ChannelState) -> SubscriptionID? {
-        state.subscribeRequest ?? wireSubscriptions.first { $0.value == channel }?.key
+        link.connection?.flushFrames()
     }
 
     private static func rejection(_ failure: WireFailure, request: RequestID) -> SessionError {

@@ -33,22 +33,13 @@ public actor Session {
     /// waiters, the background time: the runtime ``ConnectionController`` shares.
     var runtime: ControlRuntime<TimerKey>
     var lifecycle: AppLifecycleState { runtime.control.lifecycle }
-    var link: Link = .idle {
-        didSet { linkAttemptID = link.attemptID }
-    }
-    /// The attempt `link` belongs to, kept beside it: every inbound event checks it, and
-    /// reading it out of `link` would copy the link's payload each time.
-    private(set) var linkAttemptID: UInt64?
-    /// The current connection's protocol machine: made fresh for every socket, dropped with it.
-    var machine: (any WireMachine)?
+    /// The socket: none, opening, or open with everything that lives and dies with it.
+    var link: Link = .idle
     /// What the protocol keeps across sockets (``WireMachine/sessionState``), between them.
     var wireSessionState: (any Sendable)?
-    /// The channel of every subscription the current connection's protocol confirmed.
-    var wireSubscriptions: [SubscriptionID: String] = [:]
     var nextRequestID: RequestID = 1
     var requests: [RequestID: PendingRequest] = [:]
     var channels: [String: ChannelState] = [:]
-    var subscribeRequests: [RequestID: String] = [:]
     var selfRunner: Task<Void, Never>?
     /// The significant steps replayed after a reconnect (subscriptions and app-defined steps).
     var journal: [RecoveryStepID] = [] {
@@ -66,48 +57,15 @@ public actor Session {
     var requestDeadlines: [RequestID: (deadline: SessionClock.Instant, timeout: Duration)] = [:]
     /// When the request timer is armed to fire.
     var requestTimerDeadline: SessionClock.Instant?
-    /// Frames the protocol machine produced in the current turn, not yet handed to the writer.
-    var pendingFrames: [TransportFrame] = []
     /// How deep `carry` is nested: frames go to the writer when the outermost one returns.
     var carryDepth = 0
     /// Channels holding messages for their subscribers until the turn ends, in the order
     /// their first message came (`ChannelState.undelivered`).
     var deliveringChannels: [String] = []
-    /// The replay went out behind the credentials, before the server answered them.
-    var pipelining = false
-    /// App-defined steps whose turn came while pipelining: they run once authenticated.
-    var heldCustomRuns: [(RecoveryStepID, attempt: Int)] = []
     var outbox: [OutboxEntry] = [] {
         didSet { outboxBroadcaster.set(outbox.count) }
     }
     var refresh: Refresh?
-
-    /// What the session is doing with its socket.
-    enum Link {
-        /// No socket, none opening.
-        case idle
-        /// An attempt is opening its socket.
-        case opening(Attempt)
-        /// The socket is open; the protocol's handshake (the credentials) is under way.
-        case authenticating(Attempt, Wire)
-        /// Open and authenticated since `since`.
-        case open(Attempt, Wire, since: SessionClock.Instant)
-    }
-
-    /// One attempt to connect.
-    struct Attempt {
-        let id: UInt64
-        /// Fired to abandon the attempt.
-        let cancel: OneShot
-        /// Fired once the attempt holds no socket any more.
-        let settled: OneShot
-    }
-
-    /// The session's side of an open socket.
-    struct Wire {
-        let connection: any TransportConnection
-        let outbound: OutboundSink
-    }
 
     /// Makes a session. Nothing happens until ``run()`` runs.
     ///
