@@ -242,11 +242,11 @@ extension Session {
     func deliver(_ messages: [ChannelMessage], to channel: String) {
         // In place, one lookup for the run: the channel's state is not copied.
         let held = Self.hold(messages, in: &channels[channel], countingFor: &recovery)
-        if held.first { deliveringChannels.append(channel) }
+        if held.first { turn.delivering.append(channel) }
         // Counted for the recovery before the app sees them: when the app sees the last missed
         // message, the recovery's report is already published.
         if held.recoveryTargetReached { checkRecoveryComplete() }
-        if carryDepth == 0 { flushDeliveries() }
+        if turn.depth == 0 { flushDeliveries() }
     }
 
     /// What ``hold(_:in:countingFor:)`` did with a run.
@@ -280,9 +280,9 @@ extension Session {
     /// Hands every channel's held messages to its subscribers, one batch each, after bringing
     /// ``subscribedChannels`` up to date for them (one update, not one per message).
     func flushDeliveries() {
-        guard !deliveringChannels.isEmpty else { return }
-        let names = deliveringChannels
-        deliveringChannels = []
+        guard !turn.delivering.isEmpty else { return }
+        let names = turn.delivering
+        turn.delivering = []
         // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
         let positions = names.compactMap { name in channels[name].map { (name, $0.lastSequence) } }
         diagnostics.update { mirror in

@@ -50,7 +50,7 @@ extension Session {
         }
         let publishKey = Self.makePublishKey()
         do {
-            _ = try settings.codec.encode(ClientMessage.publish(id: nextRequestID, channel: channel, data: data, key: publishKey))
+            _ = try settings.codec.encode(ClientMessage.publish(id: requests.nextID, channel: channel, data: data, key: publishKey))
         } catch {
             throw SessionError(.encodingFailed, error.description)
         }
@@ -103,7 +103,7 @@ extension Session {
         var entry = entry
         entry.wasSent = true
         let id = makeRequestID()
-        requests[id] = PendingRequest(waiter: entry.waiter, publish: entry)
+        requests.waiting[id] = PendingRequest(waiter: entry.waiter, publish: entry)
         armRequestTimeout(id, after: settings.requestTimeout)
         perform(.publish(id, Topic(entry.channel), entry.data, key: entry.publishKey))
         return id

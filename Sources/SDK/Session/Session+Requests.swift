@@ -1,6 +1,27 @@
 import ConnectionPolicy
 
 extension Session {
+    /// The requests waiting for their replies: one timer (`TimerKey.requests`) is armed for
+    /// the earliest deadline, not one per request (a replay sends hundreds at once).
+    struct PendingRequests {
+        var nextID: RequestID = 1
+        var waiting: [RequestID: PendingRequest] = [:]
+        /// Every pending request's deadline and timeout.
+        var deadlines: [RequestID: (deadline: SessionClock.Instant, timeout: Duration)] = [:]
+        /// When the request timer is armed to fire.
+        var timerDeadline: SessionClock.Instant?
+    }
+
+    /// One turn of the session: the frames it makes go to the writer together when it ends,
+    /// and the messages it delivers go to each subscriber together.
+    struct Turn {
+        /// How deep `inOneTurn` is nested: the outermost one flushes.
+        var depth = 0
+        /// Channels holding messages for their subscribers until the turn ends, in the order
+        /// their first message came (`ChannelState.undelivered`).
+        var delivering: [String] = []
+    }
+
     /// A request waiting for its reply.
     struct PendingRequest {
         /// Who waits for it.
@@ -32,7 +53,7 @@ extension Session {
     func requestPing(kind: PendingRequest.Kind) async throws -> PublishReceipt {
         let id = makeRequestID()
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PublishReceipt, any Error>) in
-            requests[id] = PendingRequest(waiter: continuation, kind: kind)
+            requests.waiting[id] = PendingRequest(waiter: continuation, kind: kind)
             if canProbe { armRequestTimeout(id, after: settings.requestTimeout) }
             perform(.ping(id))
         }
@@ -43,7 +64,7 @@ extension Session {
     var canProbe: Bool { settings.wireProtocol.capabilities.canProbe }
 
     func resolveRequest(_ id: RequestID, with result: Result<PublishReceipt, any Error>) -> Bool {
-        guard let pending = requests.removeValue(forKey: id) else { return false }
+        guard let pending = requests.waiting.removeValue(forKey: id) else { return false }
         cancelRequestTimeout(id)
         pending.waiter?.resume(with: result)
         outboxRequestSettled(id)
@@ -71,8 +92,8 @@ extension Session {
     /// at most once. Where it does not (graphql-transport-ws, Socket.IO), a re-send could apply
     /// it twice: the publish fails with `connectionLost` ("it may have been applied") instead.
     func failAllRequests(_ error: SessionError, requeuePublishes: Bool = true) {
-        let pending = requests
-        requests = [:]
+        let pending = requests.waiting
+        requests.waiting = [:]
         var requeued: [OutboxEntry] = []
         let mayResend = requeuePublishes && settings.wireProtocol.capabilities.deduplicatesPublishes
         for (id, request) in pending {
@@ -121,8 +142,8 @@ extension Session {
     /// In the background the session runs no heartbeat of its own (nor its pending ping).
     func stopHeartbeat() {
         cancelTimer(.heartbeat)
-        for (id, request) in requests where request.kind == .heartbeat {
-            requests[id] = nil
+        for (id, request) in requests.waiting where request.kind == .heartbeat {
+            requests.waiting[id] = nil
             cancelRequestTimeout(id)
         }
     }
@@ -130,7 +151,7 @@ extension Session {
     private func sendLivenessPing(timeout: Duration?) {
         guard case .open = link else { return }
         let id = makeRequestID()
-        requests[id] = PendingRequest(waiter: nil, kind: .heartbeat)
+        requests.waiting[id] = PendingRequest(waiter: nil, kind: .heartbeat)
         if let timeout { armRequestTimeout(id, after: timeout) }
         perform(.ping(id))
     }
@@ -140,27 +161,27 @@ extension Session {
     /// Fails request `id` if no reply comes within `timeout`.
     func armRequestTimeout(_ id: RequestID, after timeout: Duration) {
         let deadline = clock.deadline(after: timeout)
-        requestDeadlines[id] = (deadline, timeout)
+        requests.deadlines[id] = (deadline, timeout)
         // The armed timer fires by then: it will find this request too.
-        if let armed = requestTimerDeadline, armed <= deadline { return }
-        requestTimerDeadline = deadline
+        if let armed = requests.timerDeadline, armed <= deadline { return }
+        requests.timerDeadline = deadline
         arm(.requests, after: timeout)
     }
 
     /// Request `id` was answered (or is gone): its deadline no longer counts.
     func cancelRequestTimeout(_ id: RequestID) {
-        guard requestDeadlines.removeValue(forKey: id) != nil, requestDeadlines.isEmpty else { return }
-        requestTimerDeadline = nil
+        guard requests.deadlines.removeValue(forKey: id) != nil, requests.deadlines.isEmpty else { return }
+        requests.timerDeadline = nil
         cancelTimer(.requests)
     }
 
     /// The request timer fired: fail every request whose deadline passed, and re-arm for the
     /// earliest that remains.
     func requestTimeoutsFired() {
-        requestTimerDeadline = nil
+        requests.timerDeadline = nil
         var expired: [(id: RequestID, timeout: Duration, remaining: Duration)] = []
         var earliest: (deadline: SessionClock.Instant, remaining: Duration)?
-        for (id, entry) in requestDeadlines {
+        for (id, entry) in requests.deadlines {
             let remaining = clock.remaining(until: entry.deadline)
             if remaining <= .zero {
                 expired.append((id, entry.timeout, remaining))
@@ -168,9 +189,9 @@ extension Session {
                 earliest = (entry.deadline, remaining)
             }
         }
-        for entry in expired { requestDeadlines[entry.id] = nil }
+        for entry in expired { requests.deadlines[entry.id] = nil }
         if let earliest {
-            requestTimerDeadline = earliest.deadline
+            requests.timerDeadline = earliest.deadline
             arm(.requests, after: earliest.remaining)
         }
         // Oldest first, as one timer per request would have fired them.

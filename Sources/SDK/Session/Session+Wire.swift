@@ -47,10 +47,10 @@ extension Session {
     /// Runs `body` as one turn: the frames it makes go to the writer together when it ends,
     /// and the messages it delivers go to each subscriber together.
     func inOneTurn(_ body: () -> Void) {
-        carryDepth += 1
+        turn.depth += 1
         defer {
-            carryDepth -= 1
-            if carryDepth == 0 {
+            turn.depth -= 1
+            if turn.depth == 0 {
                 flushDeliveries()
                 flushFrames()
             }

@@ -37,8 +37,8 @@ public actor Session {
     var link: Link = .idle
     /// What the protocol keeps across sockets (``WireMachine/sessionState``), between them.
     var wireSessionState: (any Sendable)?
-    var nextRequestID: RequestID = 1
-    var requests: [RequestID: PendingRequest] = [:]
+    /// The requests waiting for their replies, and their deadlines.
+    var requests = PendingRequests()
     var channels: [String: ChannelState] = [:]
     var selfRunner: Task<Void, Never>?
     /// The significant steps replayed after a reconnect (subscriptions and app-defined steps).
@@ -52,16 +52,8 @@ public actor Session {
     var recovery: Recovery?
     var pendingTrigger: RecoveryReport.Trigger = .launch
     var hasEverAuthenticated = false
-    /// Every pending request's deadline and timeout: one timer (`TimerKey.requests`) is armed
-    /// for the earliest, not one per request (a replay sends hundreds at once).
-    var requestDeadlines: [RequestID: (deadline: SessionClock.Instant, timeout: Duration)] = [:]
-    /// When the request timer is armed to fire.
-    var requestTimerDeadline: SessionClock.Instant?
-    /// How deep `carry` is nested: frames go to the writer when the outermost one returns.
-    var carryDepth = 0
-    /// Channels holding messages for their subscribers until the turn ends, in the order
-    /// their first message came (`ChannelState.undelivered`).
-    var deliveringChannels: [String] = []
+    /// The turn under way: frames and deliveries go out together when it ends.
+    var turn = Turn()
     var outbox: [OutboxEntry] = [] {
         didSet { outboxBroadcaster.set(outbox.count) }
     }
@@ -182,7 +174,7 @@ public actor Session {
     }
 
     func makeRequestID() -> RequestID {
-        defer { nextRequestID += 1 }
-        return nextRequestID
+        defer { requests.nextID += 1 }
+        return requests.nextID
     }
 }
