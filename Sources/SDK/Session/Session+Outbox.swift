@@ -49,10 +49,8 @@ extension Session {
             throw SessionError(.invalidArgument, "a channel name is 1 to 256 bytes (got \(channel.utf8.count))")
         }
         let publishKey = Self.makePublishKey()
-        do {
-            _ = try settings.codec.encode(ClientMessage.publish(id: requests.nextID, channel: channel, data: data, key: publishKey))
-        } catch {
-            throw SessionError(.encodingFailed, error.description)
+        if let problem = settings.wireProtocol.encodingProblem(publishing: data, to: channel, key: publishKey) {
+            throw SessionError(.encodingFailed, problem)
         }
         let sendsNow: Bool
         if acceptsRequests, outbox.isEmpty || Self.recoveryStepOwner == ObjectIdentifier(self) {

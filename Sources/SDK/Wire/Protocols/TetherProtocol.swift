@@ -16,6 +16,16 @@ package struct TetherProtocol: WireProtocolDescription {
 
     package var subprotocols: [String] { [] }
 
+    /// A publish the codec cannot encode within its limits (too large, too deep, not finite).
+    package func encodingProblem(publishing data: JSONValue, to channel: String, key: String) -> String? {
+        do {
+            _ = try codec.encode(ClientMessage.publish(id: .max, channel: channel, data: data, key: key))
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+
     package func makeConnectionMachine() -> any WireMachine { makeMachine() }
 
     /// Version 2 (``TetherUpgrade``) offered, when the mode asks for it and the token can be a

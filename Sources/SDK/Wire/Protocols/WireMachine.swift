@@ -232,10 +232,16 @@ package protocol WireProtocolDescription: Sendable {
     /// What is wrong with how the app configured this protocol, if anything (checked by
     /// `AppSettings.Builder.build()`; default: nothing).
     var settingsProblem: String? { get }
+    /// Why publishing `data` to `channel` (with idempotency key `key`) cannot be put on this
+    /// protocol's wire, checked before the publish is queued (default: nothing; a machine may
+    /// still refuse it when it is sent, with a failure reply).
+    func encodingProblem(publishing data: JSONValue, to channel: String, key: String) -> String?
 }
 
 extension WireProtocolDescription {
     package var settingsProblem: String? { nil }
+
+    package func encodingProblem(publishing data: JSONValue, to channel: String, key: String) -> String? { nil }
 
     package func makeConnectionMachine(continuing state: (any Sendable)?) -> any WireMachine {
         makeConnectionMachine()
