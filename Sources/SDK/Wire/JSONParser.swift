@@ -218,33 +218,6 @@ struct JSONParser {
         }
         return value
     }
-
-    /// The text of valid UTF-8 bytes (the input is a `String`'s, so every slice between two
-    /// ASCII quotes is valid; decoding a buffer this way needs no generic metadata at run time).
-    private func validUTF8(_ slice: Slice<UnsafeBufferPointer<UInt8>>, at offset: Int) throws(JSONParseError) -> String {
-        String(decoding: UnsafeBufferPointer(rebasing: slice), as: UTF8.self)
-    }
-
-    private func validUTF8(_ bytes: [UInt8], at offset: Int) throws(JSONParseError) -> String {
-        guard let text = String(validating: bytes, as: UTF8.self) else { throw JSONParseError("invalid UTF-8", at: offset) }
-        return text
-    }
-}
-
-/// Why a JSON text could not be parsed, and where.
-struct JSONParseError: Error, Hashable, Sendable, CustomStringConvertible {
-    let message: String
-    let offset: Int
-    /// Indicates that the text is valid so far but nests deeper than the limit.
-    let isDepthLimit: Bool
-
-    init(_ message: String, at offset: Int, isDepthLimit: Bool = false) {
-        self.message = message
-        self.offset = offset
-        self.isDepthLimit = isDepthLimit
-    }
-
-    var description: String { "\(message) at byte \(offset)" }
 }
 
 extension JSONParser {

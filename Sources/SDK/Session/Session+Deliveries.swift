@@ -1,0 +1,69 @@
+extension Session {
+    /// Messages of one channel for the app, in order: those that are not duplicates are counted
+    /// for the recovery and held for the channel's subscribers until the turn ends
+    /// (``flushDeliveries()``).
+    func deliver(_ messages: [ChannelMessage], to channel: String) {
+        // In place, one lookup for the run: the channel's state is not copied.
+        let held = Self.hold(messages, in: &channels[channel], countingFor: &recovery)
+        if held.first { turn.delivering.append(channel) }
+        // Counted for the recovery before the app sees them: when the app sees the last missed
+        // message, the recovery's report is already published.
+        if held.recoveryTargetReached { checkRecoveryComplete() }
+        if turn.depth == 0 { flushDeliveries() }
+    }
+
+    /// What ``hold(_:in:countingFor:)`` did with a run.
+    struct Held {
+        /// Indicates that the run holds the channel's first messages of the turn.
+        var first = false
+        /// Indicates that a message held reached the channel's recovery target.
+        var recoveryTargetReached = false
+    }
+
+    /// Holds the messages of `run` for the channel's subscribers, except duplicates (a sequence
+    /// number at or below the last one held) and all of them when the channel is not held, and
+    /// counts each one held for the recovery.
+    private static func hold(_ run: [ChannelMessage], in state: inout ChannelState?, countingFor recovery: inout Recovery?) -> Held {
+        var held = Held()
+        guard state != nil else { return held }
+        // The turn's first run sets the room (later runs grow it as arrays do).
+        if state?.undelivered.isEmpty ?? false { state?.undelivered.reserveCapacity(run.count) }
+        for message in run {
+            if let sequence = message.sequence {
+                if let last = state?.lastSequence, sequence <= last { continue }
+                state?.lastSequence = sequence
+            }
+            if state?.undelivered.isEmpty ?? false { held.first = true }
+            state?.undelivered.append(message)
+            if recovery != nil, countForRecovery(message, in: &recovery) { held.recoveryTargetReached = true }
+        }
+        return held
+    }
+
+    /// Hands every channel's held messages to its subscribers, one batch each, after bringing
+    /// ``subscribedChannels`` up to date for them (one update, not one per message).
+    func flushDeliveries() {
+        guard !turn.delivering.isEmpty else { return }
+        let names = turn.delivering
+        turn.delivering = []
+        // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
+        let positions = names.compactMap { name in channels[name].map { (name, $0.lastSequence) } }
+        diagnostics.update { mirror in
+            for (name, last) in positions { mirror.channels[name] = .some(last) }
+        }
+        for (name, _) in positions {
+            guard let state = channels[name], !state.undelivered.isEmpty else { continue }
+            channels[name]?.undelivered = []
+            var tooSlow: [UInt64] = []
+            for (id, subscriber) in state.subscribers where !subscriber.offer(state.undelivered, limit: settings.subscriberBufferLimit) {
+                // Holding more for a reader that stopped would grow without end: it ends, after
+                // what it holds, and learns why.
+                let error = subscriber.tooSlow(on: name, limit: settings.subscriberBufferLimit)
+                settings.logger.log(.warning, error.message)
+                subscriber.continuation.finish(throwing: error)
+                tooSlow.append(id)
+            }
+            for id in tooSlow { removeSubscriber(id, from: name) }
+        }
+    }
+}

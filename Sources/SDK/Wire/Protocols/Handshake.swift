@@ -1,0 +1,52 @@
+package import Foundation
+
+/// How one attempt opens its socket.
+package struct Handshake: Hashable, Sendable {
+    package var url: URL
+    package var headers: [String: String]
+    /// The WebSocket subprotocols to offer, in preference order (the server must choose one).
+    package var subprotocols: [String]
+    /// Values that must never be shown: credentials the protocol put in the URL.
+    package var secrets: [String]
+    /// Whether the server must choose one of ``subprotocols`` (false: they are an offer, and a
+    /// server that chooses none speaks the protocol's first version).
+    package var requiresSubprotocol: Bool
+    /// The subscriptions the request itself carries (Tether version 2), by the wire id the
+    /// server answers them with.
+    package var carried: [TetherUpgrade.Entry]
+
+    package init(
+        url: URL, headers: [String: String] = [:], subprotocols: [String] = [], secrets: [String] = [],
+        requiresSubprotocol: Bool = true, carried: [TetherUpgrade.Entry] = []
+    ) {
+        self.url = url
+        self.headers = headers
+        self.subprotocols = subprotocols
+        self.secrets = secrets
+        self.requiresSubprotocol = requiresSubprotocol
+        self.carried = carried
+    }
+
+    /// `text` with every secret replaced by `<redacted>` (also percent-encoded, as a URL holds it).
+    package func redacted(_ text: String) -> String {
+        var text = text
+        for secret in secrets where !secret.isEmpty {
+            text = text.replacingOccurrences(of: secret, with: "<redacted>")
+            if let encoded = secret.addingPercentEncoding(withAllowedCharacters: .urlUnreserved), encoded != secret {
+                text = text.replacingOccurrences(of: encoded, with: "<redacted>")
+            }
+        }
+        return text
+    }
+
+    /// `error` with every secret redacted from what it says.
+    package func redacted(_ error: any Error) -> any Error {
+        guard !secrets.isEmpty else { return error }
+        if let error = error as? TransportError {
+            return TransportError(error.code, redacted(error.message), httpStatus: error.httpStatus)
+        }
+        let text = String(describing: error)
+        let clean = redacted(text)
+        return clean == text ? error : TransportError(.connectionFailed, clean)
+    }
+}

@@ -1,0 +1,227 @@
+import ConnectionPolicy
+import Foundation
+
+extension TetherProtocol {
+    /// One socket's Tether state.
+    package struct Machine: WireMachine {
+        private enum Phase: Equatable { case opened, authenticating(RequestID), ready, ended }
+        private enum Pending {
+            case subscribe(SubscriptionID, resumed: Bool)
+            /// Carried by the upgrade request; the core has not (yet) asked for it.
+            case carried(channel: String, resumed: Bool)
+            case unsubscribe
+            case publish(RequestID)
+            case ping(RequestID)
+        }
+
+        private let codec: any WireCodec
+        private var phase = Phase.opened
+        /// Request ids on the wire are this socket's own (the core's may be anything).
+        private var nextWireID: RequestID = 0
+        private var pending: [RequestID: Pending] = [:]
+        private var channels: [String: SubscriptionID] = [:]
+        private var subscriptions: [SubscriptionID: String] = [:]
+        private var waiting = HeldCommands()
+        /// Requests go out behind `auth` without waiting for its `ok`.
+        private let pipelines: Bool
+        /// The subscriptions the upgrade carried, when the server chose version 2; nil: version 1.
+        private let upgraded: [TetherUpgrade.Entry]?
+        /// Carried subscriptions by channel, until the core asks for them.
+        private var carried: [String: RequestID] = [:]
+
+        init(codec: any WireCodec, pipelines: Bool, upgraded: [TetherUpgrade.Entry]?) {
+            self.codec = codec
+            self.pipelines = pipelines
+            self.upgraded = upgraded
+        }
+
+        package mutating func start(credentials: Secret?) -> [WireAction] {
+            guard phase == .opened else { return [] }
+            if let upgraded {
+                // Version 2: the 101 says the server accepted the credentials and is answering
+                // the carried subscriptions; the core's resubscribes claim them by channel.
+                phase = .ready
+                for entry in upgraded {
+                    pending[entry.id] = .carried(channel: entry.channel, resumed: entry.since != nil)
+                    carried[entry.channel] = entry.id
+                    nextWireID = max(nextWireID, entry.id)
+                }
+                return [.ready]
+            }
+            let id = makeWireID()
+            phase = .authenticating(id)
+            let sent = send(.authenticate(id: id, token: credentials)) ?? []
+            return pipelines ? sent + [.pipelining] : sent
+        }
+
+        package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
+            var actions: [WireAction] = []
+            receive(frame, into: &actions)
+            return actions
+        }
+
+        /// The frames of one read: what ``receive(_:)`` answers for each, in one array (a
+        /// channel's message takes no array of its own).
+        package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
+            var actions: [WireAction] = []
+            actions.reserveCapacity(frames.count)
+            for frame in frames { receive(frame, into: &actions) }
+            return actions
+        }
+
+        private mutating func receive(_ frame: TransportFrame, into actions: inout [WireAction]) {
+            guard phase != .ended else { return }
+            let message: ServerMessage
+            do {
+                message = try codec.decode(frame)
+            } catch {
+                actions += end(WireEnding(.error("bad frame from server: \(error)"), .retry))
+                return
+            }
+            if case .message(let message) = message {
+                if let delivery = delivery(of: message) { actions.append(delivery) }
+            } else {
+                actions += handle(message)
+            }
+        }
+
+        private func delivery(of message: ChannelMessage) -> WireAction? {
+            guard let subscription = channels[message.channel] else { return nil }
+            return .delivery(subscription, message.data, position: message.sequence.map(StreamPosition.sequence))
+        }
+
+        private mutating func handle(_ message: ServerMessage) -> [WireAction] {
+            switch message {
+            case .ack(let ack):
+                if case .authenticating(let authID) = phase, ack.id == authID {
+                    phase = .ready
+                    var actions: [WireAction] = [.ready]
+                    for command in waiting.release() { actions += perform(command) }
+                    return actions
+                }
+                guard let waiting = pending.removeValue(forKey: ack.id) else { return [] }
+                let position = ack.sequence.map(StreamPosition.sequence)
+                switch waiting {
+                case .subscribe(let subscription, let resumed):
+                    let outcome: SubscribeOutcome = !resumed ? .live(at: position) : ack.gap ? .gap(at: position) : .caughtUp(to: position)
+                    return [.subscribed(subscription, outcome)]
+                case .publish(let request):
+                    return [.replied(request, .success(.acknowledged(position: position, payload: nil)))]
+                case .ping(let request):
+                    return [.replied(request, .success(.acknowledged(position: nil, payload: nil)))]
+                case .unsubscribe:
+                    return []
+                case .carried(let channel, _):
+                    // The core dropped it before it asked: the server holds it, so let it go.
+                    carried[channel] = nil
+                    return sendUnsubscribe(channel)
+                }
+            case .pong(let id):
+                guard case .ping(let request)? = pending.removeValue(forKey: id) else { return [] }
+                return [.replied(request, .success(.acknowledged(position: nil, payload: nil)))]
+            case .error(let error):
+                if case .authenticating(let authID) = phase, error.id == authID || error.id == nil {
+                    guard error.code == ServerError.unauthorizedCode else {
+                        return end(WireEnding(.error("authentication failed: \(error)"), .retry))
+                    }
+                    return end(WireEnding(DisconnectReason(.credentialsRejected, detail: error.message), .doNotRetry))
+                }
+                // An error naming no request answers nothing (the core logs it).
+                guard let id = error.id, let waiting = pending.removeValue(forKey: id) else { return [] }
+                let failure = WireFailure(code: error.code, message: error.message)
+                switch waiting {
+                case .subscribe(let subscription, _):
+                    forget(subscription)
+                    return [.subscriptionFailed(subscription, failure)]
+                case .publish(let request), .ping(let request):
+                    return [.replied(request, .failure(failure))]
+                case .unsubscribe:
+                    return []
+                case .carried(let channel, _):
+                    carried[channel] = nil
+                    return []
+                }
+            case .message(let message):
+                return delivery(of: message).map { [$0] } ?? []
+            }
+        }
+
+        package mutating func perform(_ command: WireCommand) -> [WireAction] {
+            switch phase {
+            case .ended: return []
+            case .authenticating where pipelines: break
+            case .opened, .authenticating:
+                waiting.hold(command)
+                return []
+            case .ready: break
+            }
+            switch command {
+            case .subscribe(let subscription, let topic, _) where carried[topic.name] != nil:
+                // Asked for in the upgrade request: its answer is on the way.
+                guard let id = carried.removeValue(forKey: topic.name), case .carried(_, let resumed)? = pending[id] else { return [] }
+                channels[topic.name] = subscription
+                subscriptions[subscription] = topic.name
+                pending[id] = .subscribe(subscription, resumed: resumed)
+                return []
+            case .subscribe(let subscription, let topic, let resume):
+                let id = makeWireID()
+                var since: UInt64?
+                if case .sequence(let sequence)? = resume { since = sequence }
+                channels[topic.name] = subscription
+                subscriptions[subscription] = topic.name
+                pending[id] = .subscribe(subscription, resumed: since != nil)
+                return send(.subscribe(id: id, channel: topic.name, since: since)) ?? [.subscriptionFailed(subscription, Self.encodingFailure)]
+            case .unsubscribe(let subscription):
+                guard let channel = subscriptions[subscription] else { return [] }
+                forget(subscription)
+                return sendUnsubscribe(channel)
+            case .publish(let request, let topic, let data, let key):
+                let id = makeWireID()
+                pending[id] = .publish(request)
+                guard let sent = send(.publish(id: id, channel: topic.name, data: data, key: key)) else {
+                    pending[id] = nil
+                    return [.replied(request, .failure(Self.encodingFailure))]
+                }
+                return sent
+            case .ping(let request):
+                let id = makeWireID()
+                pending[id] = .ping(request)
+                return send(.ping(id: id)) ?? []
+            case .goodbye:
+                phase = .ended
+                return []
+            }
+        }
+
+        package mutating func timerFired(_ timer: WireTimer) -> [WireAction] { [] }
+
+        private static let encodingFailure = WireFailure(code: "encoding_failed", message: "the message cannot be encoded within the protocol's limits")
+
+        private mutating func makeWireID() -> RequestID {
+            nextWireID += 1
+            return nextWireID
+        }
+
+        private mutating func sendUnsubscribe(_ channel: String) -> [WireAction] {
+            let id = makeWireID()
+            pending[id] = .unsubscribe
+            return send(.unsubscribe(id: id, channel: channel)) ?? []
+        }
+
+        private mutating func forget(_ subscription: SubscriptionID) {
+            guard let channel = subscriptions.removeValue(forKey: subscription) else { return }
+            if channels[channel] == subscription { channels[channel] = nil }
+        }
+
+        /// The frame for a message, or nil when the codec refuses it.
+        private func send(_ message: ClientMessage) -> [WireAction]? {
+            guard let frame = try? codec.encode(message) else { return nil }
+            return [.send(frame)]
+        }
+
+        private mutating func end(_ ending: WireEnding) -> [WireAction] {
+            phase = .ended
+            return [.end(ending)]
+        }
+    }
+}

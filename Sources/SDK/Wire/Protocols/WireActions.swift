@@ -1,0 +1,145 @@
+package import ConnectionPolicy
+
+// What goes into a protocol machine and what comes out: the core's commands, the machine's
+// actions, and the values they carry (positions, outcomes, failures, timers, endings).
+
+/// Where a subscription's stream stands, in the protocol's own terms.
+package enum StreamPosition: Hashable, Sendable {
+    /// A per-channel sequence number (Tether).
+    case sequence(UInt64)
+    /// A position only the protocol understands (an app cursor, an opaque offset).
+    case opaque(String)
+}
+
+/// What a (re)subscription covered. Positions are the stream's latest when the server said
+/// (Tether's `ok` `seq`), so the core knows where a catch-up ends and where to resume next.
+package enum SubscribeOutcome: Hashable, Sendable {
+    /// Subscribed; nothing was asked to be caught up (or the stream starts now).
+    case live(at: StreamPosition?)
+    /// Every message after the resume position follows (or followed), up to `to`.
+    case caughtUp(to: StreamPosition?)
+    /// The server no longer had every message after the resume position.
+    case gap(at: StreamPosition?)
+    /// The protocol cannot resume: what was published meanwhile is unknown — refetch.
+    case resumeUnsupported
+}
+
+/// A request's or a subscription's failure, as the protocol reported it.
+package struct WireFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// A machine-readable code when the protocol has one.
+    package var code: String
+    package var message: String
+    /// The server's payload, when it sent one (GraphQL errors, a Socket.IO ack).
+    package var payload: JSONValue?
+
+    package init(code: String, message: String, payload: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.payload = payload
+    }
+
+    package var description: String { "\(code): \(message)" }
+}
+
+/// How a request ended on the wire.
+package enum WireReply: Hashable, Sendable {
+    /// The server acknowledged it; `position` is the message's, where the protocol gives one,
+    /// and `payload` the server's answer (a mutation's result, an ack's arguments).
+    case acknowledged(position: StreamPosition?, payload: JSONValue?)
+    /// Sent; the protocol has no acknowledgement for it (never a pretended ack).
+    case sentUnconfirmed
+}
+
+/// A timer an adapter asks the core to arm (a server-heartbeat watchdog, …).
+package struct WireTimer: Hashable, Sendable, CustomStringConvertible {
+    package var name: String
+
+    package init(_ name: String) { self.name = name }
+
+    package var description: String { name }
+}
+
+/// What the end of a connection means: why, and whether to retry.
+package struct WireEnding: Hashable, Sendable {
+    package var reason: DisconnectReason
+    package var disposition: RetryDisposition
+    /// The close code the client sends, when it is the client that ends the connection.
+    package var closeCode: CloseCode
+
+    package init(_ reason: DisconnectReason, _ disposition: RetryDisposition, closeCode: CloseCode = .normal) {
+        self.reason = reason
+        self.disposition = disposition
+        self.closeCode = closeCode
+    }
+}
+
+/// A subscription the core will resubscribe on the next socket, and where it resumes.
+package struct WireResume: Hashable, Sendable {
+    package var topic: Topic
+    package var position: StreamPosition?
+
+    package init(topic: Topic, position: StreamPosition?) {
+        self.topic = topic
+        self.position = position
+    }
+}
+
+/// What the core asks of a connection.
+package enum WireCommand: Hashable, Sendable {
+    case subscribe(SubscriptionID, Topic, resume: StreamPosition?)
+    case unsubscribe(SubscriptionID)
+    /// `key`: the publish's idempotency key, kept by the core across sockets (protocols that
+    /// have no such thing ignore it).
+    case publish(RequestID, Topic, JSONValue, key: String?)
+    /// Elicit an answer now (only when the protocol can: see ``WireCapabilities/canProbe``).
+    case ping(RequestID)
+    /// An orderly goodbye in the protocol's terms, before the core closes the socket.
+    case goodbye
+}
+
+/// What a connection asks the core to do, in order.
+package enum WireAction: Hashable, Sendable {
+    case send(TransportFrame)
+    /// The handshake is done: the core may subscribe and publish.
+    case ready
+    /// The server takes requests now, ahead of the handshake's answer (it handles a
+    /// connection's frames in order and applies none behind credentials it rejects): the core
+    /// may send its replay and outbox in the same flight. The status waits for ``ready``.
+    case pipelining
+    case subscribed(SubscriptionID, SubscribeOutcome)
+    case subscriptionFailed(SubscriptionID, WireFailure)
+    /// The server ended a subscription (a GraphQL `complete`).
+    case subscriptionEnded(SubscriptionID, reason: String)
+    case delivery(SubscriptionID, JSONValue, position: StreamPosition?)
+    case replied(RequestID, Result<WireReply, WireFailure>)
+    case arm(WireTimer, after: Duration)
+    case cancel(WireTimer)
+    /// The connection must end now, for this reason and with this disposition.
+    case end(WireEnding)
+}
+
+/// What a protocol can do, so the core adapts instead of pretending.
+package struct WireCapabilities: Hashable, Sendable {
+    package enum PublishAcknowledgement: Hashable, Sendable { case always, optional, none }
+    package enum Liveness: Hashable, Sendable { case clientPing, serverPing, both }
+
+    package var publishAcknowledgement: PublishAcknowledgement
+    /// Indicates that a resubscribe can ask for what was missed.
+    package var resumesSubscriptions: Bool
+    package var liveness: Liveness
+    /// Indicates that the client can elicit an answer now (the foreground probe, `ping()`).
+    package var canProbe: Bool
+    /// Indicates that a publish whose acknowledgement was lost with the connection is sent again
+    /// (with its idempotency key): the server applies the key at most once (Tether), or
+    /// re-sending is the protocol's own rule (MQTT QoS 1: at least once, the re-send marked DUP
+    /// with its packet id).
+    package var deduplicatesPublishes: Bool
+
+    package init(publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false) {
+        self.publishAcknowledgement = publishAcknowledgement
+        self.resumesSubscriptions = resumesSubscriptions
+        self.liveness = liveness
+        self.canProbe = canProbe
+        self.deduplicatesPublishes = deduplicatesPublishes
+    }
+}
