@@ -51,22 +51,20 @@ package struct GraphQLTransportWS: WireProtocolDescription {
 
     /// One socket's graphql-transport-ws state.
     package struct Machine: WireMachine {
-        private enum Phase { case opened, initialising, ready, ended }
+        private enum Step: Hashable, Sendable { case opened, initialising }
         private enum Operation: Hashable {
             case subscription(SubscriptionID, resumed: Bool)
             case publish(RequestID)
         }
 
         private let initPayload: @Sendable (Secret?) -> JSONValue?
-        private var phase = Phase.opened
+        private var gate = HandshakeGate(Step.opened)
         /// Operation ids are unique while active (a duplicate closes 4409): a counter per socket.
         private var nextOperation: UInt64 = 0
         private var operations: [String: Operation] = [:]
         private var subscriptions: [SubscriptionID: String] = [:]
         /// A mutation's result, until its `complete`.
         private var results: [String: JSONValue] = [:]
-        /// Commands that came before the `connection_ack` (sending them would close 4401).
-        private var waiting = HeldCommands()
         /// Probes waiting for a pong, oldest first.
         private var probes: [RequestID] = []
 
@@ -75,25 +73,25 @@ package struct GraphQLTransportWS: WireProtocolDescription {
         }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
-            guard phase == .opened else { return [] }
-            phase = .initialising
+            guard gate.step == .opened else { return [] }
+            gate.advance(to: .initialising)
             var message: [String: JSONValue] = ["type": "connection_init"]
             if let payload = initPayload(credentials) { message["payload"] = payload }
             return [send(message)]
         }
 
         package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
-            guard phase != .ended else { return [] }
+            guard !gate.isEnded else { return [] }
             guard case .text(let text) = frame, let value = try? JSONParser.parse(text, maxDepth: 64), let type = value["type"]?.stringValue else {
                 return fail("not a graphql-transport-ws message")
             }
             let id = value["id"]?.stringValue
             switch type {
             case "connection_ack":
-                guard phase == .initialising else { return fail("a second connection_ack") }
-                phase = .ready
+                guard gate.step == .initialising else { return fail("a second connection_ack") }
                 var actions: [WireAction] = [.ready]
-                for command in waiting.release() { actions += perform(command) }
+                // What came before the `connection_ack` (sending it then would close 4401).
+                for command in gate.open() { actions += perform(command) }
                 return actions
             case "ping":
                 var pong: [String: JSONValue] = ["type": "pong"]
@@ -144,13 +142,7 @@ package struct GraphQLTransportWS: WireProtocolDescription {
         }
 
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
-            switch phase {
-            case .ended: return []
-            case .opened, .initialising:
-                waiting.hold(command)
-                return []
-            case .ready: break
-            }
+            guard gate.admits(command) else { return [] }
             switch command {
             case .subscribe(let subscription, let topic, let resume):
                 if let old = subscriptions[subscription] { operations[old] = nil }
@@ -173,7 +165,7 @@ package struct GraphQLTransportWS: WireProtocolDescription {
                 probes.append(request)
                 return [send(["type": "ping"])]
             case .goodbye:
-                phase = .ended
+                gate.end()
                 return subscriptions.values.sorted().map { send(["id": .string($0), "type": "complete"]) }
             }
         }
@@ -188,7 +180,7 @@ package struct GraphQLTransportWS: WireProtocolDescription {
         /// The server broke the protocol: the client closes with 4400 and retries (a server bug
         /// is not the client's to repeat, but it may be fixed by a redeploy).
         private mutating func fail(_ message: String) -> [WireAction] {
-            phase = .ended
+            gate.end()
             return [.end(WireEnding(.error("graphql-transport-ws: \(message)"), .retry, closeCode: CloseCode(4400)))]
         }
 

@@ -80,14 +80,14 @@ package struct SocketIO: WireProtocolDescription {
 
     /// One socket's Engine.IO and Socket.IO state.
     package struct Machine: WireMachine {
-        private enum Phase { case awaitingOpen, connecting, ready, ended }
+        private enum Step: Hashable, Sendable { case awaitingOpen, connecting }
         private enum Pending: Hashable {
             case join(SubscriptionID, resumed: Bool)
             case publish(RequestID)
         }
 
         private let configuration: SocketIO
-        private var phase = Phase.awaitingOpen
+        private var gate = HandshakeGate(Step.awaitingOpen)
         private var credentials: Secret?
         /// `pingInterval + pingTimeout`, from the open packet.
         private var heartbeatBound: Duration = .seconds(45)
@@ -95,7 +95,6 @@ package struct SocketIO: WireProtocolDescription {
         private var pending: [UInt64: Pending] = [:]
         /// Active subscriptions by channel name (what message events are routed by).
         private var channels: [String: SubscriptionID] = [:]
-        private var waiting = HeldCommands()
         /// Probes waiting for the server's next packet (the client cannot ping Engine.IO v4).
         private var probes: [RequestID] = []
 
@@ -110,7 +109,7 @@ package struct SocketIO: WireProtocolDescription {
         }
 
         package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
-            guard phase != .ended else { return [] }
+            guard !gate.isEnded else { return [] }
             guard case .text(let text) = frame, let engineType = text.first else {
                 return fail("binary frames and empty packets are not handled (no binary attachments)")
             }
@@ -124,7 +123,7 @@ package struct SocketIO: WireProtocolDescription {
         private mutating func packet(_ engineType: Character, _ body: Substring) -> [WireAction] {
             switch engineType {
             case "0":  // Engine.IO open
-                guard phase == .awaitingOpen, let open = try? JSONParser.parse(String(body)),
+                guard gate.step == .awaitingOpen, let open = try? JSONParser.parse(String(body)),
                       let interval = open["pingInterval"]?.integerValue, let timeout = open["pingTimeout"]?.integerValue else {
                     return fail("a bad or unexpected open packet")
                 }
@@ -134,7 +133,7 @@ package struct SocketIO: WireProtocolDescription {
                     return end(WireEnding(.error(SocketIO.heartbeatSettingProblem(interval: interval, timeout: timeout)), .doNotRetry))
                 }
                 heartbeatBound = .milliseconds(interval + timeout)
-                phase = .connecting
+                gate.advance(to: .connecting)
                 var connect = "40"
                 if let auth = configuration.authPayload(credentials) { connect += JSONWriter.text(auth) }
                 credentials = nil
@@ -163,10 +162,9 @@ package struct SocketIO: WireProtocolDescription {
             let payload = rest.isEmpty ? nil : try? JSONParser.parse(String(rest), maxDepth: 64)
             switch type {
             case "0":  // CONNECT answered: the namespace is joined
-                guard phase == .connecting else { return [] }
-                phase = .ready
+                guard gate.step == .connecting else { return [] }
                 var actions: [WireAction] = [.ready]
-                for command in waiting.release() { actions += perform(command) }
+                for command in gate.open() { actions += perform(command) }
                 return actions
             case "4":  // CONNECT_ERROR: the server refused the namespace (credentials)
                 let message = payload?["message"]?.stringValue ?? "connect_error"
@@ -200,13 +198,7 @@ package struct SocketIO: WireProtocolDescription {
         }
 
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
-            switch phase {
-            case .ended: return []
-            case .awaitingOpen, .connecting:
-                waiting.hold(command)
-                return []
-            case .ready: break
-            }
+            guard gate.admits(command) else { return [] }
             switch command {
             case .subscribe(let subscription, let topic, let resume):
                 channels[topic.name] = subscription
@@ -229,13 +221,13 @@ package struct SocketIO: WireProtocolDescription {
                 probes.append(request)
                 return []
             case .goodbye:
-                phase = .ended
+                gate.end()
                 return [.send(.text("41")), .cancel(SocketIO.heartbeat)]
             }
         }
 
         package mutating func timerFired(_ timer: WireTimer) -> [WireAction] {
-            guard timer == SocketIO.heartbeat, phase != .ended else { return [] }
+            guard timer == SocketIO.heartbeat, !gate.isEnded else { return [] }
             return end(WireEnding(DisconnectReason(.networkLost, detail: "no server ping within \(heartbeatBound)"), .retry))
         }
 
@@ -267,7 +259,7 @@ package struct SocketIO: WireProtocolDescription {
         }
 
         private mutating func end(_ ending: WireEnding) -> [WireAction] {
-            phase = .ended
+            gate.end()
             return [.cancel(SocketIO.heartbeat), .end(ending)]
         }
 

@@ -4,7 +4,7 @@ import Foundation
 extension TetherProtocol {
     /// One socket's Tether state.
     package struct Machine: WireMachine {
-        private enum Phase: Equatable { case opened, authenticating(RequestID), ready, ended }
+        private enum Step: Hashable, Sendable { case opened, authenticating(RequestID) }
         private enum Pending {
             case subscribe(SubscriptionID, resumed: Bool)
             /// Carried by the upgrade request; the core has not (yet) asked for it.
@@ -15,13 +15,12 @@ extension TetherProtocol {
         }
 
         private let codec: any WireCodec
-        private var phase = Phase.opened
+        private var gate = HandshakeGate(Step.opened)
         /// Request ids on the wire are this socket's own (the core's may be anything).
         private var nextWireID: RequestID = 0
         private var pending: [RequestID: Pending] = [:]
         private var channels: [String: SubscriptionID] = [:]
         private var subscriptions: [SubscriptionID: String] = [:]
-        private var waiting = HeldCommands()
         /// Requests go out behind `auth` without waiting for its `ok`.
         private let pipelines: Bool
         /// The subscriptions the upgrade carried, when the server chose version 2; nil: version 1.
@@ -36,11 +35,11 @@ extension TetherProtocol {
         }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
-            guard phase == .opened else { return [] }
+            guard gate.step == .opened else { return [] }
             if let upgraded {
                 // Version 2: the 101 says the server accepted the credentials and is answering
                 // the carried subscriptions; the core's resubscribes claim them by channel.
-                phase = .ready
+                _ = gate.open()
                 for entry in upgraded {
                     pending[entry.id] = .carried(channel: entry.channel, resumed: entry.since != nil)
                     carried[entry.channel] = entry.id
@@ -49,7 +48,7 @@ extension TetherProtocol {
                 return [.ready]
             }
             let id = makeWireID()
-            phase = .authenticating(id)
+            gate.advance(to: .authenticating(id))
             let sent = send(.authenticate(id: id, token: credentials)) ?? []
             return pipelines ? sent + [.pipelining] : sent
         }
@@ -70,7 +69,7 @@ extension TetherProtocol {
         }
 
         private mutating func receive(_ frame: TransportFrame, into actions: inout [WireAction]) {
-            guard phase != .ended else { return }
+            guard !gate.isEnded else { return }
             let message: ServerMessage
             do {
                 message = try codec.decode(frame)
@@ -93,10 +92,9 @@ extension TetherProtocol {
         private mutating func handle(_ message: ServerMessage) -> [WireAction] {
             switch message {
             case .ack(let ack):
-                if case .authenticating(let authID) = phase, ack.id == authID {
-                    phase = .ready
+                if case .authenticating(let authID) = gate.step, ack.id == authID {
                     var actions: [WireAction] = [.ready]
-                    for command in waiting.release() { actions += perform(command) }
+                    for command in gate.open() { actions += perform(command) }
                     return actions
                 }
                 guard let waiting = pending.removeValue(forKey: ack.id) else { return [] }
@@ -120,7 +118,7 @@ extension TetherProtocol {
                 guard case .ping(let request)? = pending.removeValue(forKey: id) else { return [] }
                 return [.replied(request, .success(.acknowledged(position: nil, payload: nil)))]
             case .error(let error):
-                if case .authenticating(let authID) = phase, error.id == authID || error.id == nil {
+                if case .authenticating(let authID) = gate.step, error.id == authID || error.id == nil {
                     guard error.code == ServerError.unauthorizedCode else {
                         return end(WireEnding(.error("authentication failed: \(error)"), .retry))
                     }
@@ -147,14 +145,9 @@ extension TetherProtocol {
         }
 
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
-            switch phase {
-            case .ended: return []
-            case .authenticating where pipelines: break
-            case .opened, .authenticating:
-                waiting.hold(command)
-                return []
-            case .ready: break
-            }
+            // Requests go out behind `auth` when the protocol pipelines, not before it.
+            let behindAuth: Bool = if case .authenticating = gate.step { pipelines } else { false }
+            guard gate.admits(command, passes: behindAuth) else { return [] }
             switch command {
             case .subscribe(let subscription, let topic, _) where carried[topic.name] != nil:
                 // Asked for in the upgrade request: its answer is on the way.
@@ -188,7 +181,7 @@ extension TetherProtocol {
                 pending[id] = .ping(request)
                 return send(.ping(id: id)) ?? []
             case .goodbye:
-                phase = .ended
+                gate.end()
                 return []
             }
         }
@@ -220,7 +213,7 @@ extension TetherProtocol {
         }
 
         private mutating func end(_ ending: WireEnding) -> [WireAction] {
-            phase = .ended
+            gate.end()
             return [.end(ending)]
         }
     }

@@ -9,26 +9,6 @@ import Foundation
 /// Identifies one of the app's subscriptions, for the life of the session (across sockets).
 package typealias SubscriptionID = UInt64
 
-/// Commands that came before a connection was ready, in order: a machine performs them once it
-/// is (sending them earlier would break the protocol — graphql-transport-ws closes 4401).
-package struct HeldCommands: Sendable {
-    private var commands: [WireCommand] = []
-
-    package init() {}
-
-    /// Holds `command` until the handshake is done; a goodbye before then has nothing to say.
-    package mutating func hold(_ command: WireCommand) {
-        if case .goodbye = command { return }
-        commands.append(command)
-    }
-
-    /// The held commands, oldest first; none are held afterwards.
-    package mutating func release() -> [WireCommand] {
-        defer { commands = [] }
-        return commands
-    }
-}
-
 /// One socket's protocol state machine. Pure: made fresh for every socket, never reused.
 package protocol WireMachine: Sendable {
     /// The socket is open: what to send first (the credentials, for a client-first protocol).

@@ -6,7 +6,7 @@ extension MQTT {
     /// made (the broker may deliver before SUBACK, and queues for a resumed session right after
     /// CONNACK). The session's state (``MQTTSessionState``) comes in and goes out with it.
     package struct Machine: WireMachine {
-        enum Phase { case opened, connecting, ready, ended }
+        enum Step: Hashable, Sendable { case opened, connecting }
 
         /// Where one of the core's subscriptions stands on this socket.
         struct Subscription {
@@ -44,7 +44,7 @@ extension MQTT {
 
         let configuration: MQTT
         package internal(set) var state: MQTTSessionState
-        var phase = Phase.opened
+        var gate = HandshakeGate(Step.opened)
         var decoder: MQTTStreamDecoder
         var keepAlive: Duration
         var sessionPresent = false
@@ -58,7 +58,6 @@ extension MQTT {
         var publishes: [UInt16: RequestID] = [:]
         var probes: [Probe] = []
         var held: [Held] = []
-        var waiting = HeldCommands()
 
         /// More messages than this waiting for their subscription end the catch-up early.
         static let heldLimit = 10_000
@@ -73,8 +72,8 @@ extension MQTT {
         package var sessionState: (any Sendable)? { state }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
-            guard phase == .opened else { return [] }
-            phase = .connecting
+            guard gate.step == .opened else { return [] }
+            gate.advance(to: .connecting)
             var properties = MQTTProperties()
             if configuration.version == .v5 {
                 properties.maximumPacketSize = UInt32(configuration.maximumPacketSize)
@@ -88,27 +87,21 @@ extension MQTT {
         }
 
         package mutating func receive(_ frame: TransportFrame) -> [WireAction] {
-            guard phase != .ended else { return [] }
+            guard !gate.isEnded else { return [] }
             guard case .binary(let bytes) = frame else { return fail("a text frame (MQTT over WebSocket is binary)") }
             // What came before a broken packet is handled; then the connection ends.
             let (packets, failure) = decoder.decode(bytes)
             var actions: [WireAction] = []
             for packet in packets {
                 actions += handle(packet)
-                if phase == .ended { return actions }
+                if gate.isEnded { return actions }
             }
             if let failure { actions += fail(failure.description) }
             return actions
         }
 
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
-            switch phase {
-            case .ended: return []
-            case .opened, .connecting:
-                waiting.hold(command)
-                return []
-            case .ready: break
-            }
+            guard gate.admits(command) else { return [] }
             switch command {
             case .subscribe(let id, let topic, let resume):
                 return subscribe(id, topic, resume: resume)
@@ -120,19 +113,19 @@ extension MQTT {
                 probes.append(.request(request))
                 return [send(.pingreq)]
             case .goodbye:
-                phase = .ended
+                gate.end()
                 return [send(.disconnect(code: 0, properties: MQTTProperties()))]
             }
         }
 
         package mutating func timerFired(_ timer: WireTimer) -> [WireAction] {
-            guard phase == .ready else { return [] }
+            guard gate.isReady else { return [] }
             switch timer {
             case MQTT.keepAliveTimer:
                 probes.append(.keepAlive)
                 return [send(.pingreq), .arm(MQTT.pingTimer, after: pingBound), .arm(MQTT.keepAliveTimer, after: pingInterval)]
             case MQTT.pingTimer:
-                phase = .ended
+                gate.end()
                 return [.end(WireEnding(DisconnectReason(.networkLost, detail: "the broker did not answer a PINGREQ within \(pingBound)"), .retry))]
             default:
                 return []
@@ -149,7 +142,7 @@ extension MQTT {
         // MARK: - Packets from the broker
 
         mutating func handle(_ packet: MQTTPacket) -> [WireAction] {
-            if phase == .connecting {
+            if gate.step == .connecting {
                 guard case .connack(let present, let code, let properties) = packet else { return fail("packet type \(packet.type) before CONNACK") }
                 return connected(sessionPresent: present, code: code, properties: properties)
             }
@@ -171,7 +164,7 @@ extension MQTT {
             case .pingresp:
                 return pingAnswered()
             case .disconnect(let code, let properties):
-                phase = .ended
+                gate.end()
                 return [.end(MQTT.disconnectEnding(code, reason: properties.reasonString))]
             case .connack:
                 return fail("a second CONNACK")
@@ -182,10 +175,10 @@ extension MQTT {
 
         mutating func connected(sessionPresent present: Bool, code: UInt8, properties: MQTTProperties) -> [WireAction] {
             guard code == 0 else {
-                phase = .ended
+                gate.end()
                 return [.end(MQTT.connackEnding(code, version: configuration.version))]
             }
-            phase = .ready
+            let held = gate.open()
             sessionPresent = present && configuration.persistentSession
             if let assigned = properties.assignedClientID { state.clientID = assigned }
             if let serverKeepAlive = properties.serverKeepAlive { keepAlive = .seconds(Int(serverKeepAlive)) }
@@ -198,7 +191,7 @@ extension MQTT {
                 actions.append(send(.pingreq))
             }
             actions.append(.ready)
-            for command in waiting.release() { actions += perform(command) }
+            for command in held { actions += perform(command) }
             return actions
         }
 
@@ -225,7 +218,7 @@ extension MQTT {
         /// The broker broke the protocol: close (1002) and retry — a broker bug may be fixed
         /// by a restart, and the backoff keeps it from being a storm.
         mutating func fail(_ message: String) -> [WireAction] {
-            phase = .ended
+            gate.end()
             return [.end(WireEnding(.error("MQTT: \(message)"), .retry, closeCode: .protocolError))]
         }
 
