@@ -7,9 +7,10 @@ extension Session {
         var subscribers: [UInt64: Subscriber] = [:]
         /// Messages delivered in this turn, handed to the subscribers together when it ends.
         var undelivered: [ChannelMessage] = []
-        /// The highest sequence number delivered: a resubscribe asks for everything after it,
-        /// and anything at or below it is a duplicate.
-        var lastSequence: UInt64?
+        /// Where the channel's stream stands for the app (the last message delivered, or where
+        /// the server said it began): a resubscribe asks for everything after it. What it holds
+        /// is the protocol's; the protocol's machine drops what it already delivered.
+        var position: StreamPosition?
         /// The subscribe request in flight on this connection.
         var subscribeRequest: RequestID?
         /// Indicates that the server acknowledged the subscription on this connection.
@@ -97,13 +98,13 @@ extension Session {
     /// Brings ``subscribedChannels`` up to date for one channel (not a copy of them all: a
     /// replay acknowledges every channel in turn).
     func mirrorChannel(_ channel: String) {
-        let state = channels[channel].map { Optional.some($0.lastSequence) } ?? nil
+        let state = channels[channel].map { Optional.some($0.position?.sequence) } ?? nil
         diagnostics.update { $0.channels[channel] = state }
     }
 
     /// Brings ``subscribedChannels`` up to date after the set of channels changed.
     func mirrorChannels() {
-        let snapshot = channels.mapValues(\.lastSequence)
+        let snapshot = channels.mapValues { $0.position?.sequence }
         diagnostics.update { $0.channels = snapshot }
     }
 
@@ -118,7 +119,7 @@ extension Session {
         link.connection?.subscribeRequests[id] = channel
         armRequestTimeout(id, after: behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout)
         let state = channels[channel]
-        perform(.subscribe(id, Topic(channel, options: state?.options), resume: state?.lastSequence.map(StreamPosition.sequence)))
+        perform(.subscribe(id, Topic(channel, options: state?.options), resume: state?.position))
     }
 
     /// The connection is gone: no channel is active on the server any more.
@@ -129,29 +130,29 @@ extension Session {
         }
     }
 
-    /// `resumeUnsupported`: the protocol said it could not resume this subscription.
-    func subscribeAcknowledged(_ ack: Ack, resumeUnsupported: Bool = false) -> Bool {
-        guard let channel = link.connection?.subscribeRequests.removeValue(forKey: ack.id) else { return false }
+    /// The protocol made the subscription (`outcome`: from where, and what it covers).
+    func subscribed(_ subscription: SubscriptionID, _ outcome: SubscribeOutcome) -> Bool {
+        guard let channel = link.connection?.subscribeRequests.removeValue(forKey: subscription) else { return false }
         defer { mirrorChannel(channel) }
-        cancelRequestTimeout(ack.id)
+        cancelRequestTimeout(subscription)
         guard var state = channels[channel] else { return true }
-        let lastSequenceBefore = state.lastSequence
+        let before = state.position
         // A resubscribe on a protocol that cannot resume: what was missed is unknown.
-        let refetch = resumeUnsupported || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
+        let refetch = outcome == .resumeUnsupported || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
         state.subscribeRequest = nil
         state.isActive = true
         state.hasBeenActive = true
-        if let latest = ack.sequence, state.lastSequence.map({ latest < $0 }) ?? true {
+        if let latest = outcome.position, state.position.map({ latest.isAtOrPast($0) == false }) ?? true {
             // A new subscription starts at the server's latest; and a server whose latest is
-            // below what we already saw has lost its history (a restart): start over from its
-            // numbering, or every new message would be dropped as a duplicate.
-            state.lastSequence = latest
+            // before what we already saw has lost its history (a restart): start over from its
+            // positions, or the next resume would ask for what it never had.
+            state.position = latest
         }
         let waiters = state.waiters
         state.waiters = []
         channels[channel] = state
         for waiter in waiters { waiter.continuation.resume() }
-        recoverySubscribeAcknowledged(channel, ack: ack, lastSequenceBefore: lastSequenceBefore, refetch: refetch)
+        recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)
         return true
     }
 

@@ -20,19 +20,16 @@ extension Session {
         var recoveryTargetReached = false
     }
 
-    /// Holds the messages of `run` for the channel's subscribers, except duplicates (a sequence
-    /// number at or below the last one held) and all of them when the channel is not held, and
-    /// counts each one held for the recovery.
+    /// Holds the messages of `run` for the channel's subscribers (none when the channel is not
+    /// held), keeps the position of the last, and counts each one for the recovery. The
+    /// protocol's machine has dropped what was delivered already.
     private static func hold(_ run: [ChannelMessage], in state: inout ChannelState?, countingFor recovery: inout Recovery?) -> Held {
         var held = Held()
         guard state != nil else { return held }
         // The turn's first run sets the room (later runs grow it as arrays do).
         if state?.undelivered.isEmpty ?? false { state?.undelivered.reserveCapacity(run.count) }
         for message in run {
-            if let sequence = message.sequence {
-                if let last = state?.lastSequence, sequence <= last { continue }
-                state?.lastSequence = sequence
-            }
+            if let position = message.position { state?.position = position }
             if state?.undelivered.isEmpty ?? false { held.first = true }
             state?.undelivered.append(message)
             if recovery != nil, countForRecovery(message, in: &recovery) { held.recoveryTargetReached = true }
@@ -47,7 +44,7 @@ extension Session {
         let names = turn.delivering
         turn.delivering = []
         // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
-        let positions = names.compactMap { name in channels[name].map { (name, $0.lastSequence) } }
+        let positions = names.compactMap { name in channels[name].map { (name, $0.position?.sequence) } }
         diagnostics.update { mirror in
             for (name, last) in positions { mirror.channels[name] = .some(last) }
         }

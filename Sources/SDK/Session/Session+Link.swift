@@ -194,7 +194,7 @@ extension Session {
         guard settings.replayMode == .pipelined else { return [] }
         return journal.compactMap { id in
             guard let channel = channelName(of: id), let state = channels[channel] else { return nil }
-            return WireResume(topic: Topic(channel, options: state.options), position: state.lastSequence.map(StreamPosition.sequence))
+            return WireResume(topic: Topic(channel, options: state.options), position: state.position)
         }
     }
 

@@ -9,8 +9,8 @@ extension Session {
         var plan: ReplayPlan?
         /// Steps performed before this recovery: their runs are replays.
         var replayed: Set<RecoveryStepID> = []
-        /// Per channel, the sequence number the catch-up must reach.
-        var targets: [String: UInt64] = [:]
+        /// Per channel, the position the catch-up must reach.
+        var targets: [String: StreamPosition] = [:]
         var caughtUp: [String: Int] = [:]
         var gaps: Set<String> = []
         var refetch: Set<String> = []
@@ -219,13 +219,13 @@ extension Session {
     }
 
     /// A subscribe was acknowledged: note how far the catch-up must go.
-    func recoverySubscribeAcknowledged(_ channel: String, ack: Ack, lastSequenceBefore: UInt64?, refetch: Bool) {
+    func recoverySubscribeAcknowledged(_ channel: String, outcome: SubscribeOutcome, positionBefore before: StreamPosition?, refetch: Bool) {
         // Without a recovery, each of these does nothing.
         withRecovery { recovery in
-            if let before = lastSequenceBefore, let latest = ack.sequence, latest > before {
+            if let before, let latest = outcome.position, latest != before, latest.isAtOrPast(before) == true {
                 recovery?.targets[channel] = latest
             }
-            if ack.gap { recovery?.gaps.insert(channel) }
+            if case .gap = outcome { recovery?.gaps.insert(channel) }
             if refetch { recovery?.refetch.insert(channel) }
         }
         replayEvent { $0.succeeded(.subscription(channel)) }
@@ -235,9 +235,9 @@ extension Session {
     /// was the last one a channel missed (then the recovery may be complete). In place: the
     /// recovery is not copied per message.
     static func countForRecovery(_ message: ChannelMessage, in recovery: inout Recovery?) -> Bool {
-        guard let sequence = message.sequence, let target = recovery?.targets[message.channel] else { return false }
-        if sequence <= target { recovery?.caughtUp[message.channel, default: 0] += 1 }
-        guard sequence >= target else { return false }
+        guard let position = message.position, let target = recovery?.targets[message.channel] else { return false }
+        if target.isAtOrPast(position) == true { recovery?.caughtUp[message.channel, default: 0] += 1 }
+        guard position.isAtOrPast(target) == true else { return false }
         recovery?.targets[message.channel] = nil
         return true
     }

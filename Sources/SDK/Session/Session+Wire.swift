@@ -86,16 +86,7 @@ extension Session {
                 if let connection = link.connection, let channel = connection.subscribeRequests[subscription] {
                     connection.wireSubscriptions[subscription] = channel
                 }
-                var sequence: UInt64?
-                var gap = false
-                switch outcome {
-                case .live(let position), .caughtUp(let position): sequence = position?.sequence
-                case .gap(let position):
-                    sequence = position?.sequence
-                    gap = true
-                case .resumeUnsupported: break
-                }
-                _ = subscribeAcknowledged(Ack(id: subscription, sequence: sequence, gap: gap), resumeUnsupported: outcome == .resumeUnsupported)
+                _ = subscribed(subscription, outcome)
             case .subscriptionFailed(let subscription, let failure):
                 let error = Self.rejection(failure, request: subscription)
                 let channel = link.connection?.wireSubscriptions.removeValue(forKey: subscription)
@@ -109,9 +100,9 @@ extension Session {
                 // A protocol that numbers nothing delivers what the server sent, as it came.
                 guard let channel = link.connection?.wireSubscriptions[subscription] else { continue }
                 // The deliveries for the same subscription right after it go with it, in one step.
-                var run = [ChannelMessage(channel: channel, sequence: position?.sequence, data: data)]
+                var run = [ChannelMessage(channel: channel, position: position, data: data)]
                 while index < actions.endIndex, case .delivery(subscription, let data, let position) = actions[index] {
-                    run.append(ChannelMessage(channel: channel, sequence: position?.sequence, data: data))
+                    run.append(ChannelMessage(channel: channel, position: position, data: data))
                     index += 1
                 }
                 deliver(run, to: channel)
@@ -144,9 +135,3 @@ extension Session {
     }
 }
 
-extension StreamPosition {
-    /// The sequence number, for a position that is one.
-    var sequence: UInt64? {
-        if case .sequence(let value) = self { value } else { nil }
-    }
-}

@@ -45,17 +45,26 @@ public struct Ack: Hashable, Sendable {
 /// resume's catch-up is counted — numbers local to this session, not the broker's.
 public struct ChannelMessage: Hashable, Sendable {
     public var channel: String
+    /// Where the message stands in its channel's stream, in the protocol's own terms.
+    package var position: StreamPosition?
     /// The server's sequence number, where the protocol numbers messages (MQTT: the session's
     /// count of the subscription's deliveries).
-    public var sequence: UInt64?
+    public var sequence: UInt64? {
+        get { position?.sequence }
+        set { position = newValue.map(StreamPosition.sequence) }
+    }
     /// What was sent: Tether's `data`; on graphql-transport-ws the `next` message's whole
     /// `payload` (`{"data": …}`, with `errors` where the server sent some); on Socket.IO the
     /// message event's argument; on MQTT `{"topic", "payload"}`.
     public var data: JSONValue
 
     public init(channel: String, sequence: UInt64?, data: JSONValue) {
+        self.init(channel: channel, position: sequence.map(StreamPosition.sequence), data: data)
+    }
+
+    package init(channel: String, position: StreamPosition?, data: JSONValue) {
         self.channel = channel
-        self.sequence = sequence
+        self.position = position
         self.data = data
     }
 }

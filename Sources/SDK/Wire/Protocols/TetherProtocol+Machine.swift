@@ -21,6 +21,9 @@ extension TetherProtocol {
         private var pending: [RequestID: Pending] = [:]
         private var channels: [String: SubscriptionID] = [:]
         private var subscriptions: [SubscriptionID: String] = [:]
+        /// Per subscription, the last sequence number it delivered (or resumed after): one at or
+        /// below it is a duplicate, dropped here.
+        private var lastDelivered: [SubscriptionID: UInt64] = [:]
         /// Requests go out behind `auth` without waiting for its `ok`.
         private let pipelines: Bool
         /// The subscriptions the upgrade carried, when the server chose version 2; nil: version 1.
@@ -84,9 +87,13 @@ extension TetherProtocol {
             }
         }
 
-        private func delivery(of message: ChannelMessage) -> WireAction? {
+        private mutating func delivery(of message: ChannelMessage) -> WireAction? {
             guard let subscription = channels[message.channel] else { return nil }
-            return .delivery(subscription, message.data, position: message.sequence.map(StreamPosition.sequence))
+            if let sequence = message.sequence {
+                if let last = lastDelivered[subscription], sequence <= last { return nil }
+                lastDelivered[subscription] = sequence
+            }
+            return .delivery(subscription, message.data, position: message.position)
         }
 
         private mutating func handle(_ message: ServerMessage) -> [WireAction] {
@@ -101,6 +108,11 @@ extension TetherProtocol {
                 let position = ack.sequence.map(StreamPosition.sequence)
                 switch waiting {
                 case .subscribe(let subscription, let resumed):
+                    if let latest = ack.sequence, lastDelivered[subscription].map({ latest < $0 }) ?? true {
+                        // Live from the server's latest; or a server whose latest is below what
+                        // was delivered lost its history (a restart): its numbering starts over.
+                        lastDelivered[subscription] = latest
+                    }
                     let outcome: SubscribeOutcome = !resumed ? .live(at: position) : ack.gap ? .gap(at: position) : .caughtUp(to: position)
                     return [.subscribed(subscription, outcome)]
                 case .publish(let request):
@@ -149,9 +161,10 @@ extension TetherProtocol {
             let behindAuth: Bool = if case .authenticating = gate.step { pipelines } else { false }
             guard gate.admits(command, passes: behindAuth) else { return [] }
             switch command {
-            case .subscribe(let subscription, let topic, _) where carried[topic.name] != nil:
+            case .subscribe(let subscription, let topic, let resume) where carried[topic.name] != nil:
                 // Asked for in the upgrade request: its answer is on the way.
                 guard let id = carried.removeValue(forKey: topic.name), case .carried(_, let resumed)? = pending[id] else { return [] }
+                lastDelivered[subscription] = resume?.sequence
                 channels[topic.name] = subscription
                 subscriptions[subscription] = topic.name
                 pending[id] = .subscribe(subscription, resumed: resumed)
@@ -160,6 +173,7 @@ extension TetherProtocol {
                 let id = makeWireID()
                 var since: UInt64?
                 if case .sequence(let sequence)? = resume { since = sequence }
+                lastDelivered[subscription] = since
                 channels[topic.name] = subscription
                 subscriptions[subscription] = topic.name
                 pending[id] = .subscribe(subscription, resumed: since != nil)
@@ -202,6 +216,7 @@ extension TetherProtocol {
         }
 
         private mutating func forget(_ subscription: SubscriptionID) {
+            lastDelivered[subscription] = nil
             guard let channel = subscriptions.removeValue(forKey: subscription) else { return }
             if channels[channel] == subscription { channels[channel] = nil }
         }

@@ -9,6 +9,21 @@ package enum StreamPosition: Hashable, Sendable {
     case sequence(UInt64)
     /// A position only the protocol understands (an app cursor, an opaque offset).
     case opaque(String)
+
+    /// Indicates whether this position is at or past `other` in one stream: known for two
+    /// sequence numbers; `nil` where the protocol's positions do not compare (opaque ones). The
+    /// core compares positions only through this (where a catch-up ends); it never reads them.
+    package func isAtOrPast(_ other: StreamPosition) -> Bool? {
+        switch (self, other) {
+        case (.sequence(let this), .sequence(let that)): this >= that
+        default: nil
+        }
+    }
+
+    /// The sequence number, for a position that is one (what the public API shows).
+    package var sequence: UInt64? {
+        if case .sequence(let value) = self { value } else { nil }
+    }
 }
 
 /// What a (re)subscription covered. Positions are the stream's latest when the server said
@@ -22,6 +37,14 @@ package enum SubscribeOutcome: Hashable, Sendable {
     case gap(at: StreamPosition?)
     /// The protocol cannot resume: what was published meanwhile is unknown — refetch.
     case resumeUnsupported
+
+    /// The stream's position the outcome names.
+    package var position: StreamPosition? {
+        switch self {
+        case .live(let position), .caughtUp(let position), .gap(let position): position
+        case .resumeUnsupported: nil
+        }
+    }
 }
 
 /// A request's or a subscription's failure, as the protocol reported it.

@@ -45,6 +45,24 @@ struct TetherProtocolTests {
         #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 7)))) == [.replied(9, .success(.acknowledged(position: .sequence(7), payload: nil)))])
     }
 
+    @Test("de-duplication is the machine's: a message at or below what the subscription delivered or resumed after is dropped; a restarted server's numbering starts over")
+    func duplicatesDropped() {
+        var machine = ready()
+        _ = machine.perform(.subscribe(7, Topic("room"), resume: .sequence(5)))
+        #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 8)))) == [.subscribed(7, .caughtUp(to: .sequence(8)))])
+        func message(_ sequence: UInt64, _ channel: String = "room") -> TransportFrame {
+            frame(.message(ChannelMessage(channel: channel, sequence: sequence, data: JSONValue(sequence))))
+        }
+        #expect(machine.receive(message(5)) == [], "at the resume position: already delivered")
+        #expect(machine.receive(message(6)) == [.delivery(7, 6, position: .sequence(6))])
+        #expect(machine.receive(message(6)) == [], "twice")
+        #expect(machine.receive(message(7)) == [.delivery(7, 7, position: .sequence(7))])
+        // A server that restarted and lost its history: latest 2, below the 10 resumed after.
+        _ = machine.perform(.subscribe(8, Topic("other"), resume: .sequence(10)))
+        #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 2)))) == [.subscribed(8, .caughtUp(to: .sequence(2)))])
+        #expect(machine.receive(message(3, "other")) == [.delivery(8, 3, position: .sequence(3))], "its new numbering is not dropped")
+    }
+
     @Test("after authentication: requests wait for auth's ok, then go out in order")
     func afterAuthentication() {
         var machine = TetherProtocol(handshake: .afterAuthentication).makeMachine()
