@@ -11,13 +11,13 @@ package struct Handshake: Hashable, Sendable {
     /// Whether the server must choose one of ``subprotocols`` (false: they are an offer, and a
     /// server that chooses none speaks the protocol's first version).
     package var requiresSubprotocol: Bool
-    /// The subscriptions the request itself carries (Tether version 2), by the wire id the
-    /// server answers them with.
-    package var carried: [TetherUpgrade.Entry]
+    /// The subscriptions the request itself carries, in order (a protocol that can resume in its
+    /// upgrade: Tether version 2), for the machine of the socket that opens.
+    package var carried: [WireResume]
 
     package init(
         url: URL, headers: [String: String] = [:], subprotocols: [String] = [], secrets: [String] = [],
-        requiresSubprotocol: Bool = true, carried: [TetherUpgrade.Entry] = []
+        requiresSubprotocol: Bool = true, carried: [WireResume] = []
     ) {
         self.url = url
         self.headers = headers

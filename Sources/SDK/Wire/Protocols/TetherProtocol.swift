@@ -39,22 +39,24 @@ package struct TetherProtocol: WireProtocolDescription {
             guard let authorization = TetherUpgrade.authorization(credentials) else { return Handshake(url: endpoint) }
             headers[TetherUpgrade.authorizationHeader] = authorization
         }
-        // Wire ids 1…N answer the carried subscriptions; the machine numbers on from N + 1.
-        var entries: [TetherUpgrade.Entry] = []
-        for (index, resume) in resuming.enumerated() {
-            var since: UInt64?
-            if case .sequence(let sequence)? = resume.position { since = sequence }
-            entries.append(TetherUpgrade.Entry(id: RequestID(index + 1), channel: resume.topic.name, since: since))
-        }
-        let value = TetherUpgrade.encode(entries)
-        if value.utf8.count > TetherUpgrade.maxResumeHeaderBytes { entries = [] }
-        if !entries.isEmpty { headers[TetherUpgrade.resumeHeader] = value }
-        return Handshake(url: endpoint, headers: headers, subprotocols: [TetherUpgrade.subprotocol], requiresSubprotocol: false, carried: entries)
+        var carried = resuming
+        let value = TetherUpgrade.encode(Self.entries(carried))
+        if value.utf8.count > TetherUpgrade.maxResumeHeaderBytes { carried = [] }
+        if !carried.isEmpty { headers[TetherUpgrade.resumeHeader] = value }
+        return Handshake(url: endpoint, headers: headers, subprotocols: [TetherUpgrade.subprotocol], requiresSubprotocol: false, carried: carried)
     }
 
     package func makeConnectionMachine(continuing state: (any Sendable)?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
         guard subprotocol == TetherUpgrade.subprotocol else { return makeMachine() }
-        return Machine(codec: codec, pipelines: true, upgraded: handshake.carried)
+        return Machine(codec: codec, pipelines: true, upgraded: Self.entries(handshake.carried))
+    }
+
+    /// The upgrade's entries for the subscriptions it carries: wire ids 1…N answer them, in
+    /// order (the machine numbers on from N + 1).
+    static func entries(_ carried: [WireResume]) -> [TetherUpgrade.Entry] {
+        carried.enumerated().map { index, resume in
+            TetherUpgrade.Entry(id: RequestID(index + 1), channel: resume.topic.name, since: resume.position?.sequence)
+        }
     }
 
     package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }

@@ -67,7 +67,7 @@ struct TetherUpgradeTests {
         #expect(handshake.subprotocols == ["tether.v2"])
         #expect(handshake.requiresSubprotocol == false, "a version-1 server chooses none and still works")
         #expect(handshake.headers == ["Authorization": "Bearer tok-1", "Tether-Resume": "1;room-1;41,2;lobby"])
-        #expect(handshake.carried.map(\.channel) == ["room-1", "lobby"])
+        #expect(handshake.carried.map(\.topic.name) == ["room-1", "lobby"])
     }
 
     @Test("a list over 4 KiB stays out of the header: the subscriptions go in frames after the 101")
