@@ -12,7 +12,7 @@ let package = Package(
         .target(name: "FuzzDriver", swiftSettings: [.swiftLanguageMode(.v6)]),
         .executableTarget(
             name: "CodecFuzzer",
-            dependencies: ["FuzzDriver", .product(name: "SDK", package: "Tether")],
+            dependencies: ["FuzzDriver", .product(name: "SDKTesting", package: "Tether")],
             swiftSettings: [.swiftLanguageMode(.v6), .unsafeFlags(["-parse-as-library"])]
         ),
         .executableTarget(

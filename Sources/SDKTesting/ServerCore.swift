@@ -1,4 +1,4 @@
-public import SDK
+package import SDK
 
 /// The protocol's server side as a value (see `docs/PROTOCOL.md`): authentication, channels
 /// with per-channel sequence numbers and a retention buffer, publish with acknowledgement,
@@ -11,31 +11,31 @@ public import SDK
 /// on catch-up) or reported as a gap — never lost in silence; an error names the request's id
 /// whenever the frame let it be read; a connection whose first message is not `auth` is closed
 /// with 4400, and nothing it sends afterwards is applied.
-public struct ServerCore: Sendable {
+package struct ServerCore: Sendable {
     /// Identifies one client connection.
-    public typealias ConnectionID = UInt64
+    package typealias ConnectionID = UInt64
 
     /// What to do with a connection.
-    public enum Output: Hashable, Sendable {
+    package enum Output: Hashable, Sendable {
         case send(ConnectionID, TransportFrame)
         case close(ConnectionID, CloseCode, reason: String)
     }
 
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// Accepted tokens; `nil` accepts any token, or none.
-        public var tokens: Set<String>?
+        package var tokens: Set<String>?
         /// How many messages each channel keeps for `since` catch-up.
-        public var retention: Int
+        package var retention: Int
         /// The codec's limits.
-        public var codec: JSONWireCodec
+        package var codec: JSONWireCodec
         /// How long a publish's idempotency key is remembered (a re-sent publish with the same
         /// key within it is applied once).
-        public var deduplicationWindow: Duration
+        package var deduplicationWindow: Duration
         /// The most keys a channel remembers (the oldest go first), so a flood of publishes
         /// cannot grow memory without bound.
-        public var maxKeysPerChannel: Int
+        package var maxKeysPerChannel: Int
 
-        public init(
+        package init(
             tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec(),
             deduplicationWindow: Duration = .seconds(120), maxKeysPerChannel: Int = 100_000
         ) {
@@ -80,57 +80,57 @@ public struct ServerCore: Sendable {
         var channels: Set<String> = []
     }
 
-    public var configuration: Configuration
+    package var configuration: Configuration
     /// When set, every credential is rejected (fault injection).
-    public var rejectsAllCredentials = false
+    package var rejectsAllCredentials = false
     /// Subscriptions to these channels are refused with error `forbidden` (fault injection).
-    public var rejectedChannels: Set<String> = []
+    package var rejectedChannels: Set<String> = []
     /// Indicates that the server speaks version 2 (resume in the upgrade request) when a client
     /// offers it; false plays a version-1 server.
-    public var acceptsVersion2 = true
+    package var acceptsVersion2 = true
     private var channels: [String: Channel] = [:]
     private var clients: [ConnectionID: Client] = [:]
     private let now: @Sendable () -> Duration
 
     /// - Parameter now: the time, on any monotonic origin (idempotency keys expire by it).
-    public init(_ configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Duration = ServerCore.uptime) {
+    package init(_ configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Duration = ServerCore.uptime) {
         self.configuration = configuration
         self.now = now
     }
 
     /// Time since the first call, on the continuous clock.
-    public static let uptime: @Sendable () -> Duration = {
+    package static let uptime: @Sendable () -> Duration = {
         let origin = ContinuousClock.now
         return { ContinuousClock.now - origin }
     }()
 
     /// The connections open now.
-    public var connectionIDs: [ConnectionID] { Array(clients.keys) }
+    package var connectionIDs: [ConnectionID] { Array(clients.keys) }
 
     /// The latest sequence number of `channel` (0 before its first message).
-    public func latestSequence(of channel: String) -> UInt64 { channels[channel]?.latest ?? 0 }
+    package func latestSequence(of channel: String) -> UInt64 { channels[channel]?.latest ?? 0 }
 
     /// Indicates that connection `id` has authenticated.
-    public func isAuthenticated(_ id: ConnectionID) -> Bool { clients[id]?.isAuthenticated == true }
+    package func isAuthenticated(_ id: ConnectionID) -> Bool { clients[id]?.isAuthenticated == true }
 
     /// The number of subscribers of `channel`.
-    public func subscriberCount(of channel: String) -> Int { channels[channel]?.subscribers.count ?? 0 }
+    package func subscriberCount(of channel: String) -> Int { channels[channel]?.subscribers.count ?? 0 }
 
     /// Forgets every channel, message and key, as a restarted server without persistence does
     /// (connections are the caller's to close).
-    public mutating func forgetHistory() {
+    package mutating func forgetHistory() {
         channels = [:]
         for id in clients.keys { clients[id]?.channels = [] }
     }
 
-    public mutating func connectionOpened(_ id: ConnectionID) {
+    package mutating func connectionOpened(_ id: ConnectionID) {
         clients[id] = Client()
     }
 
     /// A connection whose upgrade was answered `upgrade` (``answerUpgrade(subprotocols:headers:)``):
     /// version 2 starts authenticated and answers the subscriptions the request carried — each
     /// `ok` and its catch-up, in order, as if the client had sent `subscribe` with that `id`.
-    public mutating func connectionOpened(_ id: ConnectionID, upgrade: UpgradeAnswer) -> [Output] {
+    package mutating func connectionOpened(_ id: ConnectionID, upgrade: UpgradeAnswer) -> [Output] {
         clients[id] = Client()
         guard case .version2(let request) = upgrade else { return [] }
         clients[id]?.isAuthenticated = true
@@ -140,7 +140,7 @@ public struct ServerCore: Sendable {
     /// How to answer a WebSocket upgrade request that offered `subprotocols` with `headers`
     /// (names in any case): version 2 when the client offered `tether.v2` (credentials checked
     /// now: 401 refuses them; a malformed `Tether-Resume` is 400), version 1 otherwise.
-    public func answerUpgrade(subprotocols: [String], headers: [String: String]) -> UpgradeAnswer {
+    package func answerUpgrade(subprotocols: [String], headers: [String: String]) -> UpgradeAnswer {
         guard acceptsVersion2, subprotocols.contains(TetherUpgrade.subprotocol) else { return .version1 }
         func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
         let token = header(TetherUpgrade.authorizationHeader).flatMap(TetherUpgrade.bearerToken).map(Secret.init)
@@ -156,13 +156,13 @@ public struct ServerCore: Sendable {
         }
     }
 
-    public mutating func connectionClosed(_ id: ConnectionID) {
+    package mutating func connectionClosed(_ id: ConnectionID) {
         guard let client = clients.removeValue(forKey: id) else { return }
         for name in client.channels { channels[name]?.subscribers.remove(id) }
     }
 
     /// Handles a frame a client sent.
-    public mutating func received(_ frame: TransportFrame, from id: ConnectionID) -> [Output] {
+    package mutating func received(_ frame: TransportFrame, from id: ConnectionID) -> [Output] {
         // Flags only: a copy of the client held here would make every change to its channel set
         // copy the set (a connection that subscribes to a thousand channels).
         guard let isClosing = clients[id]?.isClosing, !isClosing, let isAuthenticated = clients[id]?.isAuthenticated else { return [] }
@@ -236,7 +236,7 @@ public struct ServerCore: Sendable {
 
     /// Publishes from the server side; returns the sequence number and the fan-out. A message
     /// that cannot be encoded within the codec's limits is refused before it gets a number.
-    public mutating func publish(_ data: JSONValue, to name: String) throws(CodecError) -> (UInt64, [Output]) {
+    package mutating func publish(_ data: JSONValue, to name: String) throws(CodecError) -> (UInt64, [Output]) {
         try publish(data, to: name, key: nil)
     }
 

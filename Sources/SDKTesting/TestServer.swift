@@ -9,7 +9,7 @@ public import SDK
 /// (``dropAllConnections(code:reason:)``), restart and lose its history (``restart()``).
 public final class TestServer: Sendable {
     /// A frame a client sent: the message it decodes to, or why it decodes to none.
-    public enum Received: Hashable, Sendable {
+    package enum Received: Hashable, Sendable {
         case message(ClientMessage)
         /// A frame the server could not decode (too deep, too large, not the protocol); it
         /// answered as the protocol says (an error, or closing the connection).
@@ -60,13 +60,17 @@ public final class TestServer: Sendable {
     /// - Parameters:
     ///   - tokens: accepted tokens; `nil` accepts any.
     ///   - retention: messages kept per channel for catch-up.
-    ///   - codec: the server's limits (tighter ones than the client's show what a stricter
-    ///     server answers).
     ///   - speaksVersion2: whether it answers a client that offers version 2 (resume in the
     ///     upgrade request) in version 2. Default false: a version-1 server, so every request —
-    ///     `auth` and the resubscribes included — is a frame in ``receivedMessages``; the
-    ///     session then authenticates with `auth` and pipelines its replay behind it.
-    public init(tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec(), speaksVersion2: Bool = false) {
+    ///     `auth` and the resubscribes included — is a frame the server reads; the session then
+    ///     authenticates with `auth` and pipelines its replay behind it.
+    public convenience init(tokens: Set<String>? = nil, retention: Int = 1000, speaksVersion2: Bool = false) {
+        self.init(tokens: tokens, retention: retention, codec: JSONWireCodec(), speaksVersion2: speaksVersion2)
+    }
+
+    /// `codec`: the server's limits (tighter ones than the client's show what a stricter server
+    /// answers; Tether's codec is not public).
+    package init(tokens: Set<String>?, retention: Int, codec: JSONWireCodec, speaksVersion2: Bool) {
         var core = ServerCore(.init(tokens: tokens, retention: retention, codec: codec))
         core.acceptsVersion2 = speaksVersion2
         state = Locked(State(core: core))
@@ -81,10 +85,10 @@ public final class TestServer: Sendable {
 
     /// Every message clients sent, in order (tokens stay redacted in descriptions). Frames that
     /// decode to no message are not here: ``receivedFrames`` has every frame.
-    public var receivedMessages: [ClientMessage] { state.withLock { $0.received } }
+    package var receivedMessages: [ClientMessage] { state.withLock { $0.received } }
 
     /// Every frame clients sent, in order: decoded, or marked undecodable with the reason.
-    public var receivedFrames: [Received] { state.withLock { $0.frames } }
+    package var receivedFrames: [Received] { state.withLock { $0.frames } }
 
     /// Connections open now.
     public var openConnectionCount: Int { state.withLock { $0.connections.count } }

@@ -1,12 +1,12 @@
 import SDK
 
 /// How a server answers a WebSocket upgrade request (``ServerCore/answerUpgrade(subprotocols:headers:)``).
-public enum UpgradeAnswer: Hashable, Sendable {
+package enum UpgradeAnswer: Hashable, Sendable {
     /// What a version-2 request carried (already checked).
-    public struct Request: Hashable, Sendable {
+    package struct Request: Hashable, Sendable {
         let entries: [TetherUpgrade.Entry]
         /// The number of subscriptions the request carried.
-        public var subscriptionCount: Int { entries.count }
+        package var subscriptionCount: Int { entries.count }
     }
 
     /// Upgrade without a subprotocol: the client sends `auth` first.
@@ -17,7 +17,7 @@ public enum UpgradeAnswer: Hashable, Sendable {
     case refuse(httpStatus: Int, reason: String)
 
     /// The subprotocol the 101 chooses, if any.
-    public var subprotocol: String? {
+    package var subprotocol: String? {
         if case .version2 = self { TetherUpgrade.subprotocol } else { nil }
     }
 }

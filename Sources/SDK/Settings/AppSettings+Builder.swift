@@ -220,8 +220,8 @@ extension AppSettings {
             return copy
         }
 
-        /// The codec of Tether's own protocol (default ``JSONWireCodec``).
-        public func codec(_ codec: any WireCodec) -> Builder {
+        /// The codec of Tether's own protocol (default `JSONWireCodec`: its limits, for tests).
+        package func codec(_ codec: any WireCodec) -> Builder {
             var copy = self
             copy.codec = codec
             return copy

@@ -62,8 +62,8 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public let allowsInsecureTransport: Bool
     /// Where backoff jitter comes from.
     public let jitter: JitterSource
-    /// The codec for Tether's own protocol.
-    public let codec: any WireCodec
+    /// The codec for Tether's own protocol (not public: Tether's messages are its own).
+    package let codec: any WireCodec
     /// The protocol the server speaks (default ``ServerProtocol/tether``).
     public let serverProtocol: ServerProtocol
 

@@ -2,7 +2,7 @@
 public typealias RequestID = UInt64
 
 /// What a client sends to the server (see `docs/PROTOCOL.md`).
-public enum ClientMessage: Hashable, Sendable, CustomStringConvertible {
+package enum ClientMessage: Hashable, Sendable, CustomStringConvertible {
     /// The first message on every connection: the credentials.
     case authenticate(id: RequestID, token: Secret?)
     /// Join a channel; with `since`, also deliver every retained message after that sequence number.
@@ -18,13 +18,13 @@ public enum ClientMessage: Hashable, Sendable, CustomStringConvertible {
     case ping(id: RequestID)
 
     /// The request's id.
-    public var id: RequestID {
+    package var id: RequestID {
         switch self {
         case .authenticate(let id, _), .subscribe(let id, _, _), .unsubscribe(let id, _), .publish(let id, _, _, _), .ping(let id): id
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .authenticate(let id, let token): "authenticate #\(id) token=\(token == nil ? "none" : "<redacted>")"
         case .subscribe(let id, let channel, let since): "subscribe #\(id) \(channel)" + (since.map { " since \($0)" } ?? "")

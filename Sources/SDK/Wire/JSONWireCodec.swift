@@ -3,20 +3,20 @@
 /// use it too. It never traps on input, and it never encodes a frame its own decoder would
 /// refuse: every limit decoding enforces (size, depth, numbers, channel names) encoding
 /// enforces too, as a typed ``CodecError``.
-public struct JSONWireCodec: WireCodec, Hashable {
+package struct JSONWireCodec: WireCodec, Hashable {
     /// The largest frame accepted, in bytes of UTF-8.
-    public var maxFrameBytes: Int
+    package var maxFrameBytes: Int
     /// The deepest nesting accepted in a frame.
-    public var maxDepth: Int
+    package var maxDepth: Int
 
-    public init(maxFrameBytes: Int = 1 << 20, maxDepth: Int = 32) {
+    package init(maxFrameBytes: Int = 1 << 20, maxDepth: Int = 32) {
         self.maxFrameBytes = maxFrameBytes
         self.maxDepth = maxDepth
     }
 
     // MARK: Client side
 
-    public func encode(_ message: ClientMessage) throws(CodecError) -> TransportFrame {
+    package func encode(_ message: ClientMessage) throws(CodecError) -> TransportFrame {
         if let text = try Self.envelopeText(message) {
             guard text.utf8.count <= maxFrameBytes else {
                 throw CodecError(.oversize, "message of \(text.utf8.count) bytes exceeds the limit of \(maxFrameBytes)")
@@ -49,7 +49,7 @@ public struct JSONWireCodec: WireCodec, Hashable {
         return try checkedFrame(.object(object))
     }
 
-    public func decode(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
+    package func decode(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
         // An `ok` as servers write it is read directly (see ``CanonicalAck``).
         if let text = directlyReadable(frame), let ack = CanonicalAck.parse(text) {
             return .ack(ack)
@@ -81,7 +81,7 @@ public struct JSONWireCodec: WireCodec, Hashable {
     // MARK: Server side
 
     /// The frame for a message a server sends.
-    public func encode(_ message: ServerMessage) throws(CodecError) -> TransportFrame {
+    package func encode(_ message: ServerMessage) throws(CodecError) -> TransportFrame {
         // An acknowledgement or a pong, written directly (the same text, members in sorted
         // order): a server answers a replay's hundreds of requests at once.
         switch message {
@@ -120,7 +120,7 @@ public struct JSONWireCodec: WireCodec, Hashable {
     }
 
     /// The message in a frame a client sent.
-    public func decodeClientMessage(_ frame: TransportFrame) throws(CodecError) -> ClientMessage {
+    package func decodeClientMessage(_ frame: TransportFrame) throws(CodecError) -> ClientMessage {
         // A `subscribe` as clients write it is read directly (see ``CanonicalSubscribe``).
         if let text = directlyReadable(frame), let subscribe = CanonicalSubscribe.parse(text) {
             try Self.checkChannel(subscribe.channel)
@@ -174,7 +174,7 @@ public struct JSONWireCodec: WireCodec, Hashable {
     /// field), when the frame is a JSON object whose top-level `id` is readable: so a server
     /// can tell the client which request failed. It never builds the rest of the frame, so a
     /// frame of any depth costs no more than reading it once.
-    public func requestID(inRefused frame: TransportFrame) -> RequestID? {
+    package func requestID(inRefused frame: TransportFrame) -> RequestID? {
         guard case .text(let text) = frame, text.utf8.count <= maxFrameBytes else { return nil }
         return JSONParser.topLevelMember("id", in: text)?.unsignedIntegerValue
     }

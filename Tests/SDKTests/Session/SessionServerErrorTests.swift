@@ -28,7 +28,7 @@ struct SessionServerErrorTests {
 
     @Test("a stricter server's error names the publish, which fails at once with the server's error")
     func serverErrorFailsTheRequest() async throws {
-        let server = TestServer(tokens: ["test-token"], codec: JSONWireCodec(maxDepth: 8))
+        let server = TestServer(tokens: ["test-token"], retention: 1000, codec: JSONWireCodec(maxDepth: 8), speaksVersion2: false)
         let session = Session(settings: try .testing(), transport: server.transport(), clock: TestClock())
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)

@@ -1,0 +1,32 @@
+/// A message on a channel. On Tether's protocol the server numbers them: sequence numbers per
+/// channel start at 1 and increase by one, so the session delivers each exactly once and in
+/// order, and a resubscribe catches up from the last one. Protocols that do not number messages
+/// (graphql-transport-ws, Socket.IO) deliver them with `sequence` `nil`, as the server sent them.
+/// On MQTT the broker numbers nothing either, but its persistent session resumes: the session
+/// numbers each subscription's deliveries itself (1, 2, …, continuing across reconnects), so a
+/// resume's catch-up is counted — numbers local to this session, not the broker's.
+public struct ChannelMessage: Hashable, Sendable {
+    public var channel: String
+    /// Where the message stands in its channel's stream, in the protocol's own terms.
+    package var position: StreamPosition?
+    /// The server's sequence number, where the protocol numbers messages (MQTT: the session's
+    /// count of the subscription's deliveries).
+    public var sequence: UInt64? {
+        get { position?.sequence }
+        set { position = newValue.map(StreamPosition.sequence) }
+    }
+    /// What was sent: Tether's `data`; on graphql-transport-ws the `next` message's whole
+    /// `payload` (`{"data": …}`, with `errors` where the server sent some); on Socket.IO the
+    /// message event's argument; on MQTT `{"topic", "payload"}`.
+    public var data: JSONValue
+
+    public init(channel: String, sequence: UInt64?, data: JSONValue) {
+        self.init(channel: channel, position: sequence.map(StreamPosition.sequence), data: data)
+    }
+
+    package init(channel: String, position: StreamPosition?, data: JSONValue) {
+        self.channel = channel
+        self.position = position
+        self.data = data
+    }
+}
