@@ -57,7 +57,7 @@ extension Session {
         continuation.onTermination = { termination in
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
         }
-        if channels[channel] == nil { journal.append(.subscription(channel)) }
+        if channels[channel] == nil { journal.steps.append(.subscription(channel)) }
         let backlog = Locked(Subscriber.Backlog())
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog)
         mirrorChannel(channel)
@@ -185,7 +185,7 @@ extension Session {
     /// The channel is no longer held: no replay, no catch-up.
     private func forgetInJournal(_ channel: String, keepInReplay: Bool = false) {
         let id = RecoveryStepID.subscription(channel)
-        journal.removeAll { $0 == id }
+        journal.steps.removeAll { $0 == id }
         if recovery?.targets.removeValue(forKey: channel) != nil { checkRecoveryComplete() }
         if !keepInReplay { replayEvent { $0.remove(id) } }
     }
@@ -246,6 +246,6 @@ extension Session {
         }
         channels = [:]
         link.connection?.subscribeRequests = [:]
-        journal.removeAll { channelName(of: $0) != nil }
+        journal.steps.removeAll { channelName(of: $0) != nil }
     }
 }

@@ -12,7 +12,7 @@ extension Session {
     public func connect() async throws {
         try refuseIfEnded("connect()")
         ensureStarted()
-        pendingTrigger = .appConnect
+        next.trigger = .appConnect
         perform(runtime.control.connectRequested())
         let isIdle: Bool = if case .idle = link { true } else { false }
         try await awaitConnected(isIdle: isIdle)
@@ -47,7 +47,7 @@ extension Session {
         ensureStarted()
         guard state != lifecycle else { return }
         let wasForeground = lifecycle.isForeground
-        if state.isForeground, !wasForeground { pendingTrigger = .foreground }
+        if state.isForeground, !wasForeground { next.trigger = .foreground }
         perform(runtime.control.setLifecycle(state))
         if state.isForeground != wasForeground {
             armOutboxDeadline()
@@ -69,7 +69,7 @@ extension Session {
         guard !hasEnded else { return }
         ensureStarted()
         guard reachable != runtime.control.isNetworkReachable else { return }
-        if reachable { pendingTrigger = .networkRestored }
+        if reachable { next.trigger = .networkRestored }
         perform(runtime.control.setNetworkReachable(reachable))
     }
 
@@ -79,7 +79,7 @@ extension Session {
         guard !hasEnded else { return }
         ensureStarted()
         guard status.reason?.code == .credentialsRejected else { return }
-        pendingTrigger = .appConnect
+        next.trigger = .appConnect
         perform(runtime.control.connectRequested("credentials changed after a rejection"))
     }
 
@@ -89,7 +89,7 @@ extension Session {
     public func replacePolicy(_ newPolicy: some SessionPolicy) {
         guard !hasEnded else { return }
         ensureStarted()
-        pendingTrigger = .policyReplaced
+        next.trigger = .policyReplaced
         perform(runtime.control.replacePolicy(newPolicy))
     }
 }

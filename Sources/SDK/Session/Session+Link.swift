@@ -189,10 +189,10 @@ extension Session {
     }
 
     /// What the next socket will resubscribe, when the protocol may carry it in its upgrade
-    /// request: every channel, in the journal's order, when the replay sends them all at once.
+    /// request: every channel, in the journal.steps's order, when the replay sends them all at once.
     func resumeInHandshake() -> [WireResume] {
         guard settings.replayMode == .pipelined else { return [] }
-        return journal.compactMap { id in
+        return journal.steps.compactMap { id in
             guard let channel = channelName(of: id), let state = channels[channel] else { return nil }
             return WireResume(topic: Topic(channel, options: state.options), position: state.position)
         }

@@ -5,7 +5,7 @@ extension Session {
         let trigger: RecoveryReport.Trigger
         let startedAt: SessionClock.Instant
         var connectionAttempts = 0
-        /// The replay of this connection's journal (set once authenticated).
+        /// The replay of this connection's journal.steps (set once authenticated).
         var plan: ReplayPlan?
         /// Steps performed before this recovery: their runs are replays.
         var replayed: Set<RecoveryStepID> = []
@@ -30,7 +30,21 @@ extension Session {
         }
     }
 
-    /// A step the app added to the journal.
+    /// What the next recovery report will say: what triggered it (the latest reason to connect)
+    /// and whether its connection and authentication are replays (a connection came before).
+    struct NextRecovery {
+        var trigger: RecoveryReport.Trigger = .launch
+        var isReplay = false
+    }
+
+    /// The steps replayed after every reconnect, in order: each subscription
+    /// (`RecoveryStepID.subscription`) and each step the app added, with what those do.
+    struct Journal {
+        var steps: [RecoveryStepID] = []
+        var custom: [RecoveryStepID: CustomStep] = [:]
+    }
+
+    /// A step the app added to the journal.steps.
     struct CustomStep {
         let prerequisites: [RecoveryStepID]
         let perform: @Sendable (RecoveryStepContext) async throws -> Void
@@ -46,10 +60,10 @@ extension Session {
         try await $recoveryStepOwner.withValue(ObjectIdentifier(context.session)) { try await step(context) }
     }
 
-    /// Adds a step to the journal, replayed after every reconnect once its prerequisites are
+    /// Adds a step to the journal.steps, replayed after every reconnect once its prerequisites are
     /// done (by default, once authenticated). Connected, it is performed now and this call
     /// returns its result (a failure records nothing); not connected, it is recorded and
-    /// performed with the next connection. Prerequisites must be steps the journal holds.
+    /// performed with the next connection. Prerequisites must be steps the journal.steps holds.
     public func addRecoveryStep(
         _ name: String,
         after prerequisites: [RecoveryStepID] = [.authenticated],
@@ -58,41 +72,41 @@ extension Session {
         try refuseIfEnded("addRecoveryStep")
         ensureStarted()
         let id = RecoveryStepID.custom(name)
-        guard !name.isEmpty, !journal.contains(id) else {
+        guard !name.isEmpty, !journal.steps.contains(id) else {
             throw SessionError(.invalidArgument, "a recovery step needs a new, non-empty name (got '\(name)')")
         }
-        for prerequisite in prerequisites where !prerequisite.isImplicit && !journal.contains(prerequisite) {
+        for prerequisite in prerequisites where !prerequisite.isImplicit && !journal.steps.contains(prerequisite) {
             throw SessionError(.invalidArgument, "unknown prerequisite \(prerequisite) for step \(name)")
         }
         if case .open = link, recovery == nil {
             try await Self.perform(perform, RecoveryStepContext(session: self, isReplay: false, attempt: 1))
-            guard !journal.contains(id) else { return }
-            customSteps[id] = CustomStep(prerequisites: prerequisites, perform: perform, hasRun: true)
+            guard !journal.steps.contains(id) else { return }
+            journal.custom[id] = CustomStep(prerequisites: prerequisites, perform: perform, hasRun: true)
         } else {
-            customSteps[id] = CustomStep(prerequisites: prerequisites, perform: perform)
+            journal.custom[id] = CustomStep(prerequisites: prerequisites, perform: perform)
         }
-        journal.append(id)
+        journal.steps.append(id)
     }
 
-    /// Removes an app-defined step from the journal.
+    /// Removes an app-defined step from the journal.steps.
     public func removeRecoveryStep(_ name: String) {
         let id = RecoveryStepID.custom(name)
-        guard customSteps.removeValue(forKey: id) != nil else { return }
-        journal.removeAll { $0 == id }
+        guard journal.custom.removeValue(forKey: id) != nil else { return }
+        journal.steps.removeAll { $0 == id }
         cancelCustomRun(id)
         replayEvent { $0.remove(id) }
     }
 
-    /// The journal: the significant steps the session replays after a reconnect, in order.
+    /// The journal.steps: the significant steps the session replays after a reconnect, in order.
     public nonisolated var recoveryJournal: [RecoveryStepID] { [.connected, .authenticated] + diagnostics.current.journal }
 
     // MARK: Internals
 
     /// A new connection attempt: start a recovery if none is running.
     func recoveryAttemptStarted() {
-        if recovery == nil { recovery = Recovery(trigger: pendingTrigger, startedAt: clock.now) }
+        if recovery == nil { recovery = Recovery(trigger: next.trigger, startedAt: clock.now) }
         recovery?.connectionAttempts += 1
-        pendingTrigger = .reconnect
+        next.trigger = .reconnect
     }
 
     /// The session gave up connecting (a final disconnect): no recovery to report.
@@ -103,16 +117,16 @@ extension Session {
         recovery = nil
     }
 
-    /// Authenticated: replay the journal.
+    /// Authenticated: replay the journal.steps.
     func startReplay() {
-        if recovery == nil { recovery = Recovery(trigger: pendingTrigger, startedAt: clock.now, connectionAttempts: 1) }
+        if recovery == nil { recovery = Recovery(trigger: next.trigger, startedAt: clock.now, connectionAttempts: 1) }
         var steps: [ReplayPlan.Step] = []
         var replayed: Set<RecoveryStepID> = []
-        for id in journal {
+        for id in journal.steps {
             if let channel = channelName(of: id) {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: [.authenticated]))
                 if channels[channel]?.hasBeenActive == true { replayed.insert(id) }
-            } else if let step = customSteps[id] {
+            } else if let step = journal.custom[id] {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: step.prerequisites))
                 if step.hasRun { replayed.insert(id) }
             }
@@ -181,7 +195,7 @@ extension Session {
     }
 
     func startCustomRun(_ id: RecoveryStepID, attempt: Int) {
-        guard case .open = link, let step = customSteps[id] else {
+        guard case .open = link, let step = journal.custom[id] else {
             replayEvent { $0.failed(id, reason: "not connected") }
             return
         }
@@ -207,7 +221,7 @@ extension Session {
         if let error {
             replayEvent { $0.failed(id, reason: error) }
         } else {
-            customSteps[id]?.hasRun = true
+            journal.custom[id]?.hasRun = true
             replayEvent { $0.succeeded(id) }
         }
     }
@@ -251,7 +265,7 @@ extension Session {
         guard settled, outbox.isEmpty else { return }
         // Never before the server accepted the credentials (a pipelined replay can settle first).
         guard case .open = link, let current = recovery, let plan = current.plan else { return }
-        let implicitReplay = hasEverAuthenticated
+        let implicitReplay = next.isReplay
         var steps = [
             RecoveryReport.Step(id: .connected, outcome: .succeeded, attempts: current.connectionAttempts, isReplay: implicitReplay),
             RecoveryReport.Step(id: .authenticated, outcome: .succeeded, attempts: 1, isReplay: implicitReplay),
@@ -276,7 +290,7 @@ extension Session {
             refetch: current.refetch
         )
         recovery = nil
-        hasEverAuthenticated = true
+        next.isReplay = true
         reportBroadcaster.set(report, onlyIfChanged: false)
         completeRefresh(with: report)
     }

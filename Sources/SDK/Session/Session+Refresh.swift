@@ -25,7 +25,7 @@ extension Session {
             refresh = Refresh(waiter: waiter, statusBefore: status)
             arm(.refreshDeadline, after: deadline)
             if case .idle = link, runtime.control.phase == .idle {
-                pendingTrigger = .backgroundRefresh
+                next.trigger = .backgroundRefresh
                 if let (_, effects) = runtime.control.openUnowned() { perform(effects) }
             }
         }

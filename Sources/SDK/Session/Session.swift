@@ -41,17 +41,18 @@ public actor Session {
     var requests = PendingRequests()
     var channels: [String: ChannelState] = [:]
     var selfRunner: Task<Void, Never>?
-    /// The significant steps replayed after a reconnect (subscriptions and app-defined steps).
-    var journal: [RecoveryStepID] = [] {
+    /// The significant steps replayed after a reconnect (subscriptions and app-defined steps),
+    /// in order, and what the app's own steps do.
+    var journal = Journal() {
         didSet {
-            let steps = journal
+            guard journal.steps != oldValue.steps else { return }
+            let steps = journal.steps
             diagnostics.update { $0.journal = steps }
         }
     }
-    var customSteps: [RecoveryStepID: CustomStep] = [:]
     var recovery: Recovery?
-    var pendingTrigger: RecoveryReport.Trigger = .launch
-    var hasEverAuthenticated = false
+    /// What the next recovery will be: its trigger, and whether it replays (after the first).
+    var next = NextRecovery()
     /// The turn under way: frames and deliveries go out together when it ends.
     var turn = Turn()
     var outbox: [OutboxEntry] = [] {
