@@ -88,8 +88,8 @@ extension Session {
         case .read(let attempt, let connection, let cancel):
             // Waiting for the peer is not work; each event a counting connection yielded
             // is, until it is in the funnel.
-            let counted = (connection as? any ActivityCountedConnection).flatMap { activity != nil && $0.countedActivity === activity ? $0 : nil }
-            if let batching = connection as? any EventBatchingConnection, counted == nil {
+            let report = EventReadReport(connection, on: clock)
+            if let batching = connection as? any EventBatchingConnection, !report.isCounting {
                 spawn(counted: false) {
                     _ = await race({
                         for await batch in batching.eventBatches {
@@ -106,7 +106,7 @@ extension Session {
             spawn(counted: false) {
                 _ = await race({
                     for await event in connection.events {
-                        defer { counted?.eventRead() }
+                        defer { report.eventRead() }
                         guard case .enqueued = sink.yield(.transport(attempt: attempt, event: event)) else { return }
                         if case .closed = event { return }
                     }
@@ -116,7 +116,7 @@ extension Session {
                         sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
                     }
                 }, cancelledBy: cancel)
-                counted?.readingEnded()
+                report.readingEnded()
             }
         case .write(let attempt, let connection, let frames, let settled):
             // Waiting for frames is not work; each frame queued is (see OutboundSink).
@@ -155,9 +155,7 @@ extension Session {
             let handshake = wireProtocol.handshake(endpoint: settings.serverURL, credentials: token, resuming: resuming)
             logger.log(.debug, "attempt \(attempt): opening \(handshake.redacted(handshake.url.absoluteString))")
             do {
-                let connection = if let counting = transport as? any ActivityCountingTransport, let activity = sink.activity {
-                    try await counting.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols, activity: activity)
-                } else if handshake.subprotocols.isEmpty {
+                let connection = if handshake.subprotocols.isEmpty {
                     try await transport.open(url: handshake.url, headers: handshake.headers)
                 } else if handshake.requiresSubprotocol {
                     try await transport.open(url: handshake.url, headers: handshake.headers, subprotocols: handshake.subprotocols)

@@ -82,8 +82,9 @@ public actor Session {
         backgroundTime: any BackgroundTimeProvider = NoBackgroundTime()
     ) {
         self.settings = settings
-        self.transport = transport
         self.clock = SessionClock(clock)
+        // A test clock counts what the transport yields; the session opens through it alike.
+        self.transport = self.clock.tracking(transport)
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
         self.backgroundTime = backgroundTime

@@ -1,0 +1,79 @@
+import SDK
+import SDKTesting
+import Testing
+
+extension SessionRecoveryTests {
+    @Test("background refresh: connects, catches up, flushes, lets go; the policy's state is untouched")
+    func backgroundRefresh() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            await lifecycle.background()
+            await server.waitForOpenConnections(0)
+            try server.publish("missed", to: "room")
+            try await withThrowingTaskGroup(of: UInt64.self) { group in
+                group.addTask { try await session.publish("queued", to: "room").sequence ?? 0 }
+                await session.waitForOutboxCount(1)
+                let report = try await session.refresh(within: .seconds(20))
+                #expect(report.trigger == .backgroundRefresh)
+                #expect(report.caughtUp == ["room": 1])
+                #expect(report.outboxFlushed == 1)
+                #expect(try await group.next() == 2)
+            }
+            #expect(session.status == .disconnected(.appBackgrounded))
+            await server.waitForOpenConnections(0)
+            #expect(session.armedTimers == [])
+            var messages = room.makeAsyncIterator()
+            #expect(try await messages.next()?.data == "missed")
+            // The echo of our own publish came after the refresh let go: caught up on return.
+            await lifecycle.foreground()
+            try await status.waitFor(.connected)
+            #expect(try await messages.next()?.data == "queued")
+        }
+    }
+
+    @Test("a background refresh whose attempt cannot connect fails at once with connectionLost; the policy hears nothing")
+    func backgroundRefreshCannotConnect() async throws {
+        let server = TestServer()
+        let session = try makeSession(server, auto: false)
+        server.setRefusingConnections(true)
+        try await withRunningSession(session) { _ in
+            do {
+                _ = try await session.refresh(within: .seconds(20))
+                Issue.record("the refresh returned")
+            } catch let error as SessionError {
+                #expect(error.code == .connectionLost, "\(error)")
+            }
+            #expect(session.status == .disconnected(.notStarted))
+            #expect(session.armedTimers == [], "no retry, no deadline left behind")
+        }
+    }
+
+    @Test("background refresh past its deadline throws timedOut and lets go of its connection")
+    func backgroundRefreshDeadline() async throws {
+        let server = TestServer()
+        let session = try makeSession(server, auto: false)
+        server.setFrozen(true)
+        try await withRunningSession(session) { _ in
+            try await confirmation("timed out") { timedOut in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do {
+                            _ = try await session.refresh(within: .seconds(5))
+                        } catch let error as SessionError where error.code == .timedOut {
+                            timedOut()
+                        }
+                    }
+                    await server.waitForReceivedMessages(1)
+                    await clock.advance(by: .seconds(5))
+                    try await group.waitForAll()
+                }
+            }
+            #expect(session.status == .disconnected(.notStarted))
+            await server.waitForOpenConnections(0)
+            #expect(session.armedTimers == [])
+        }
+    }
+}
