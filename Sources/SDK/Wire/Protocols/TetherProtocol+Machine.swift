@@ -19,11 +19,15 @@ extension TetherProtocol {
         /// Request ids on the wire are this socket's own (the core's may be anything).
         private var nextWireID: RequestID = 0
         private var pending: [RequestID: Pending] = [:]
-        private var channels: [String: SubscriptionID] = [:]
+        /// What a channel's messages go to: its subscription, and the last sequence number it
+        /// delivered (or resumed after) — one at or below it is a duplicate, dropped here.
+        private struct Route {
+            let subscription: SubscriptionID
+            var lastDelivered: UInt64?
+        }
+
+        private var channels: [String: Route] = [:]
         private var subscriptions: [SubscriptionID: String] = [:]
-        /// Per subscription, the last sequence number it delivered (or resumed after): one at or
-        /// below it is a duplicate, dropped here.
-        private var lastDelivered: [SubscriptionID: UInt64] = [:]
         /// Requests go out behind `auth` without waiting for its `ok`.
         private let pipelines: Bool
         /// The subscriptions the upgrade carried, when the server chose version 2; nil: version 1.
@@ -88,10 +92,12 @@ extension TetherProtocol {
         }
 
         private mutating func delivery(of message: ChannelMessage) -> WireAction? {
-            guard let subscription = channels[message.channel] else { return nil }
+            // One lookup per message: the route is read and changed in place.
+            guard let index = channels.index(forKey: message.channel) else { return nil }
+            let subscription = channels.values[index].subscription
             if let sequence = message.sequence {
-                if let last = lastDelivered[subscription], sequence <= last { return nil }
-                lastDelivered[subscription] = sequence
+                if let last = channels.values[index].lastDelivered, sequence <= last { return nil }
+                channels.values[index].lastDelivered = sequence
             }
             return .delivery(subscription, message.data, position: message.position)
         }
@@ -108,10 +114,11 @@ extension TetherProtocol {
                 let position = ack.sequence.map(StreamPosition.sequence)
                 switch waiting {
                 case .subscribe(let subscription, let resumed):
-                    if let latest = ack.sequence, lastDelivered[subscription].map({ latest < $0 }) ?? true {
+                    if let latest = ack.sequence, let channel = subscriptions[subscription], let route = channels[channel],
+                       route.subscription == subscription, route.lastDelivered.map({ latest < $0 }) ?? true {
                         // Live from the server's latest; or a server whose latest is below what
                         // was delivered lost its history (a restart): its numbering starts over.
-                        lastDelivered[subscription] = latest
+                        channels[channel]?.lastDelivered = latest
                     }
                     let outcome: SubscribeOutcome = !resumed ? .live(at: position) : ack.gap ? .gap(at: position) : .caughtUp(to: position)
                     return [.subscribed(subscription, outcome)]
@@ -164,8 +171,7 @@ extension TetherProtocol {
             case .subscribe(let subscription, let topic, let resume) where carried[topic.name] != nil:
                 // Asked for in the upgrade request: its answer is on the way.
                 guard let id = carried.removeValue(forKey: topic.name), case .carried(_, let resumed)? = pending[id] else { return [] }
-                lastDelivered[subscription] = resume?.sequence
-                channels[topic.name] = subscription
+                channels[topic.name] = Route(subscription: subscription, lastDelivered: resume?.sequence)
                 subscriptions[subscription] = topic.name
                 pending[id] = .subscribe(subscription, resumed: resumed)
                 return []
@@ -173,8 +179,7 @@ extension TetherProtocol {
                 let id = makeWireID()
                 var since: UInt64?
                 if case .sequence(let sequence)? = resume { since = sequence }
-                lastDelivered[subscription] = since
-                channels[topic.name] = subscription
+                channels[topic.name] = Route(subscription: subscription, lastDelivered: since)
                 subscriptions[subscription] = topic.name
                 pending[id] = .subscribe(subscription, resumed: since != nil)
                 return send(.subscribe(id: id, channel: topic.name, since: since)) ?? [.subscriptionFailed(subscription, Self.encodingFailure)]
@@ -216,9 +221,8 @@ extension TetherProtocol {
         }
 
         private mutating func forget(_ subscription: SubscriptionID) {
-            lastDelivered[subscription] = nil
             guard let channel = subscriptions.removeValue(forKey: subscription) else { return }
-            if channels[channel] == subscription { channels[channel] = nil }
+            if channels[channel]?.subscription == subscription { channels[channel] = nil }
         }
 
         /// The frame for a message, or nil when the codec refuses it.
