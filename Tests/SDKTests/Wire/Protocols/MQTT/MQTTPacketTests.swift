@@ -6,16 +6,7 @@ import Testing
 /// size, frames holding several packets or part of one, and what is not MQTT.
 @Suite("MQTT packets")
 struct MQTTPacketTests {
-    static func hex(_ text: String) -> [UInt8] {
-        var bytes: [UInt8] = []
-        var index = text.startIndex
-        while index < text.endIndex {
-            let next = text.index(index, offsetBy: 2)
-            bytes.append(UInt8(text[index..<next], radix: 16)!)
-            index = next
-        }
-        return bytes
-    }
+    static func hex(_ text: String) -> [UInt8] { [UInt8](hex: text) }
 
     static let packets: [MQTTPacket] = [
         .connect(MQTTConnect(clientID: "tether-probe", cleanStart: false, keepAlive: 60, username: "app", password: Array("s3cret".utf8), properties: MQTTProperties(sessionExpiry: 3600, maximumPacketSize: 1 << 20))),

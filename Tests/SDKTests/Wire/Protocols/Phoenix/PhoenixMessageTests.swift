@@ -6,16 +6,7 @@ import Testing
 /// §3 (the binary layouts).
 @Suite("Phoenix V2 serializer")
 struct PhoenixMessageTests {
-    static func bytes(_ hex: String) -> [UInt8] {
-        var result: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            result.append(UInt8(hex[index..<next], radix: 16)!)
-            index = next
-        }
-        return result
-    }
+    static func bytes(_ hex: String) -> [UInt8] { [UInt8](hex: hex) }
 
     @Test(
         "the server's text frames decode as the transcript shows them",
