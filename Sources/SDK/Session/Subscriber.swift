@@ -15,10 +15,11 @@ struct Subscriber: Sendable {
     let backlog: Locked<Backlog>
 
     /// Hands `batch` over, unless the subscriber would then hold more than `limit` unread:
-    /// `false`, and nothing handed over.
+    /// `false`, and nothing handed over. One that holds nothing unread keeps up, and always
+    /// takes the batch, however large (a catch-up's read can hold more than the limit).
     func offer(_ batch: [ChannelMessage], limit: Int) -> Bool {
         let accepted = backlog.withLock { backlog in
-            guard backlog.unread + batch.count <= limit else { return false }
+            guard backlog.unread == 0 || backlog.unread + batch.count <= limit else { return false }
             backlog.unread += batch.count
             if let sequence = batch.last(where: { $0.sequence != nil })?.sequence { backlog.lastSequence = sequence }
             return true

@@ -209,7 +209,8 @@ extension AppSettings {
             return copy
         }
 
-        /// How many messages one ``Subscription`` may hold unread (default 10,000). A subscriber
+        /// How many messages one ``Subscription`` may hold unread (default 10,000; a subscriber
+        /// that holds nothing takes one socket read's batch whole, however large). A subscriber
         /// that falls further behind does not make the session hold every later message for it:
         /// its stream ends, after the messages it holds, with ``SessionError/Code/subscriberTooSlow``
         /// (naming the last message it got), and the subscription is let go as if dropped. The

@@ -1,5 +1,5 @@
 import ConnectionPolicy
-import SDK
+@testable import SDK
 import SDKTesting
 import Testing
 
@@ -58,6 +58,40 @@ struct SubscriberTests {
             #expect(session.subscribedChannels["room"] == nil)
             for n in 10...12 { #expect(try await messages.next()?.data == JSONValue(n)) }
             await #expect(throws: SessionError.self) { _ = try await messages.next() }
+        }
+    }
+}
+
+extension SubscriberTests {
+    @Test("a subscriber that holds nothing unread takes a read's batch however large; holding it, the next message past the limit ends it")
+    func drainedSubscriberTakesALargeBatch() async throws {
+        let codec = JSONWireCodec()
+        func message(_ sequence: UInt64) -> TransportEvent {
+            .frame(try! codec.encode(.message(ChannelMessage(channel: "room", sequence: sequence, data: JSONValue(Int(sequence))))))
+        }
+        let transport = SessionEventBatchTests.BatchTransport()
+        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.tether(handshake: .afterAuthentication)).subscriberBufferLimit(3) }
+        let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: LifecycleDriver())
+        try await withRunningSession(session) { _ in
+            var opened = transport.opened.makeAsyncIterator()
+            var sent = transport.sent.makeAsyncIterator()
+            let connecting = Task { try await session.connect() }
+            let connection = try #require(await opened.next())
+            _ = await sent.next()  // auth
+            connection.push([.frame(try codec.encode(.ack(Ack(id: 1))))])
+            try await connecting.value
+            let subscribing = Task { try await session.subscribe(to: "room") }
+            _ = await sent.next()  // subscribe
+            connection.push([.frame(try codec.encode(.ack(Ack(id: 2, sequence: 0))))])
+            let room = try await subscribing.value
+            var batches = room.batches.makeAsyncIterator()
+            // One read of five: more than the limit, to a subscriber that holds nothing — taken.
+            connection.push((1...5).map(message))
+            // Holding those five unread, the next message is past the limit: it ends. (Nothing
+            // is read until both reads were handled, in order, whatever the timing.)
+            connection.push([message(6)])
+            #expect(try await batches.next()?.compactMap(\.sequence) == [1, 2, 3, 4, 5])
+            await #expect(throws: SessionError.self) { _ = try await batches.next() }
         }
     }
 }
