@@ -74,10 +74,18 @@ extension Session {
     }
 
     /// Tells the session the credentials changed (the token provider has a new token): after
-    /// rejected credentials, it tries again at once; otherwise the next attempt uses them anyway.
+    /// rejected credentials, it tries again at once. With a connection open, the session asks
+    /// the token provider and hands the token to the protocol: one that takes credentials in
+    /// band (Supabase Realtime's `access_token`) sends it without reconnecting; the others use it
+    /// on the next connection.
     public func credentialsChanged() {
         guard !hasEnded else { return }
         ensureStarted()
+        if case .open(let connection, _) = link {
+            let (sink, settings, attempt) = (inputSink, settings, connection.attempt.id)
+            spawn { sink.yield(.credentialsFetched(attempt: attempt, token: try? await settings.token())) }
+            return
+        }
         guard status.reason?.code == .credentialsRejected else { return }
         next.trigger = .appConnect
         perform(runtime.control.connectRequested("credentials changed after a rejection"))

@@ -23,6 +23,9 @@ extension Session {
         case subscriberEnded(channel: String, subscriber: UInt64)
         /// A task whose publish waits in the outbox was cancelled.
         case publishCancelled(UInt64)
+        /// The token provider answered for the open connection of `attempt`
+        /// (``Session/credentialsChanged()``).
+        case credentialsFetched(attempt: UInt64, token: Secret?)
     }
 
     /// The timers a session arms: the policy's, and its own for deadlines.

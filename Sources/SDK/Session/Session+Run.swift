@@ -61,6 +61,10 @@ extension Session {
             removeSubscriber(subscriber, from: channel)
         case .publishCancelled(let key):
             withdrawFromOutbox(key)
+        case .credentialsFetched(let attempt, let token):
+            // The protocol carries it in band where it can; the others use it next time.
+            guard connection(of: attempt) != nil, let token else { return }
+            perform(.credentials(token))
         }
     }
 

@@ -164,6 +164,9 @@ package struct GraphQLTransportWS: WireProtocolDescription {
             case .ping(let request):
                 probes.append(request)
                 return [send(["type": "ping"])]
+            case .credentials:
+                // Credentials go in the handshake: the next connection uses the new token.
+                return []
             case .goodbye:
                 gate.end()
                 return subscriptions.values.sorted().map { send(["id": .string($0), "type": "complete"]) }

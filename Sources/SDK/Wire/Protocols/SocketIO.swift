@@ -220,6 +220,9 @@ package struct SocketIO: WireProtocolDescription {
                 // packet answers, within one heartbeat (the watchdog ends a silent link).
                 probes.append(request)
                 return []
+            case .credentials:
+                // Credentials go in the handshake: the next connection uses the new token.
+                return []
             case .goodbye:
                 gate.end()
                 return [.send(.text("41")), .cancel(SocketIO.heartbeat)]

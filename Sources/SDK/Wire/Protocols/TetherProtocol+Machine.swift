@@ -199,6 +199,9 @@ extension TetherProtocol {
                 let id = makeWireID()
                 pending[id] = .ping(request)
                 return send(.ping(id: id)) ?? []
+            case .credentials:
+                // Credentials go in the handshake: the next connection uses the new token.
+                return []
             case .goodbye:
                 gate.end()
                 return []

@@ -9,6 +9,8 @@ package enum StreamPosition: Hashable, Sendable {
     case sequence(UInt64)
     /// A position only the protocol understands (an app cursor, an opaque offset).
     case opaque(String)
+    /// A point in time, Unix milliseconds (Supabase's replay asks from one).
+    case timestamp(milliseconds: Int64)
 
     /// Indicates whether this position is at or past `other` in one stream: known for two
     /// sequence numbers; `nil` where the protocol's positions do not compare (opaque ones). The
@@ -16,6 +18,7 @@ package enum StreamPosition: Hashable, Sendable {
     package func isAtOrPast(_ other: StreamPosition) -> Bool? {
         switch (self, other) {
         case (.sequence(let this), .sequence(let that)): this >= that
+        case (.timestamp(let this), .timestamp(let that)): this >= that
         default: nil
         }
     }
@@ -118,6 +121,10 @@ package enum WireCommand: Hashable, Sendable {
     case ping(RequestID)
     /// An orderly goodbye in the protocol's terms, before the core closes the socket.
     case goodbye
+    /// The token provider has a new token for the open connection: a protocol that takes
+    /// credentials in band (Supabase's `access_token`) sends it; the others use it on their next
+    /// connection.
+    case credentials(Secret)
 }
 
 /// What a connection asks the core to do, in order.

@@ -112,6 +112,9 @@ extension MQTT {
             case .ping(let request):
                 probes.append(.request(request))
                 return [send(.pingreq)]
+            case .credentials:
+                // Credentials go in the handshake: the next connection uses the new token.
+                return []
             case .goodbye:
                 gate.end()
                 return [send(.disconnect(code: 0, properties: MQTTProperties()))]

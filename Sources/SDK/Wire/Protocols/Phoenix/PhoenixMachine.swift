@@ -1,0 +1,234 @@
+import ConnectionPolicy
+
+extension PhoenixChannels {
+    /// One socket's Phoenix state: its refs (a counter per socket, so a heartbeat ref never
+    /// outlives its socket), the topics joined and their `join_ref`s, the replies awaited.
+    package struct Machine: WireMachine {
+        /// What a reply answers.
+        enum Pending: Hashable, Sendable {
+            case join(topic: String, joinRef: String)
+            case leave
+            case push(RequestID)
+            case ping(RequestID)
+            case keepAlive
+        }
+
+        /// Where a joined topic stands.
+        enum Phase: Hashable, Sendable {
+            /// The first join on this socket, awaiting its reply (`resumed`: a resubscribe).
+            case joining(resumed: Bool, replay: Bool)
+            case joined
+            /// The channel crashed (`phx_error`): a rejoin is armed; `tries` rejoins failed so far.
+            case errored(tries: Int)
+            /// A rejoin awaits its reply.
+            case rejoining(tries: Int)
+        }
+
+        /// A topic joined on this socket.
+        struct Joined: Sendable {
+            let subscription: SubscriptionID
+            let topic: Topic
+            var joinRef: String
+            var phase: Phase
+            /// Messages that came before the first join's reply, delivered after it.
+            var held: [WireAction] = []
+            var presence = PresenceSync()
+            /// A Supabase `system` error, the reason when the channel then closes.
+            var systemError: String?
+        }
+
+        let configuration: PhoenixChannels
+        var ended = false
+        var credentials: Secret?
+        var nextRef: UInt64 = 0
+        /// Joined topics by their name on the wire.
+        var topics: [String: Joined] = [:]
+        var wireTopics: [SubscriptionID: String] = [:]
+        var pending: [String: Pending] = [:]
+        /// The keep-alive heartbeat awaiting its reply.
+        var keepAliveRef: String?
+        var session: PhoenixSessionState
+
+        init(configuration: PhoenixChannels, continuing state: PhoenixSessionState?) {
+            self.configuration = configuration
+            session = state ?? PhoenixSessionState()
+        }
+
+        package var sessionState: (any Sendable)? { configuration.supabase == nil ? nil : session }
+
+        /// The socket is open: it is ready (Phoenix authorized the upgrade); the keep-alive starts.
+        package mutating func start(credentials: Secret?) -> [WireAction] {
+            self.credentials = credentials
+            return [.ready, .arm(PhoenixChannels.keepAliveTimer, after: configuration.keepAlive)]
+        }
+
+        package mutating func perform(_ command: WireCommand) -> [WireAction] {
+            guard !ended else { return [] }
+            switch command {
+            case .subscribe(let subscription, let topic, let resume):
+                return join(subscription, topic, resume: resume)
+            case .unsubscribe(let subscription):
+                guard let wire = wireTopics.removeValue(forKey: subscription), let joined = topics.removeValue(forKey: wire) else { return [] }
+                let ref = makeRef()
+                pending[ref] = .leave
+                return [.cancel(Self.rejoinTimer(wire)), send(joinRef: joined.joinRef, ref: ref, topic: wire, event: PhoenixMessage.Event.leave, payload: [:])]
+            case .publish(let request, let topic, let data, _):
+                return publish(request, to: topic, data)
+            case .ping(let request):
+                let ref = makeRef()
+                pending[ref] = .ping(request)
+                return heartbeat(ref: ref)
+            case .goodbye:
+                ended = true
+                var actions: [WireAction] = [.cancel(PhoenixChannels.keepAliveTimer)]
+                for (wire, joined) in topics.sorted(by: { $0.key < $1.key }) {
+                    actions.append(send(joinRef: joined.joinRef, ref: makeRef(), topic: wire, event: PhoenixMessage.Event.leave, payload: [:]))
+                }
+                return actions
+            case .credentials(let token):
+                credentials = token
+                guard configuration.supabase != nil else { return [] }
+                // Supabase takes a new token on every joined topic, no reconnect.
+                return topics.sorted(by: { $0.key < $1.key }).map { wire, joined in
+                    send(joinRef: joined.joinRef, ref: makeRef(), topic: wire, event: "access_token", payload: ["access_token": .string(token.revealedValue)])
+                }
+            }
+        }
+
+        package mutating func timerFired(_ timer: WireTimer) -> [WireAction] {
+            guard !ended else { return [] }
+            if timer == PhoenixChannels.keepAliveTimer {
+                if keepAliveRef != nil {
+                    return end(WireEnding(
+                        DisconnectReason(.networkLost, detail: "no reply to the Phoenix heartbeat within \(configuration.keepAlive): the connection is half-open"), .retry
+                    ))
+                }
+                let ref = makeRef()
+                keepAliveRef = ref
+                pending[ref] = .keepAlive
+                return heartbeat(ref: ref)
+            }
+            if let ref = Self.replyRef(timer), case .push(let request)? = pending[ref] {
+                // The channel did not answer the push: it went out, unconfirmed.
+                pending[ref] = nil
+                return [.replied(request, .success(.sentUnconfirmed))]
+            }
+            if let wire = Self.rejoinTopic(timer) { return rejoinTimerFired(wire) }
+            return []
+        }
+
+        // MARK: Joining
+
+        private mutating func join(_ subscription: SubscriptionID, _ topic: Topic, resume: StreamPosition?) -> [WireAction] {
+            let wire = wireTopic(topic.name)
+            if let old = wireTopics[subscription], old != wire { topics[old] = nil }
+            let replay = resume.flatMap { replayRequest(topic, resume: $0) }
+            let joinRef = makeRef()
+            var joined = Joined(subscription: subscription, topic: topic, joinRef: joinRef, phase: .joining(resumed: resume != nil, replay: replay != nil))
+            joined.presence.rejoined()
+            topics[wire] = joined
+            wireTopics[subscription] = wire
+            pending[joinRef] = .join(topic: wire, joinRef: joinRef)
+            return [send(joinRef: joinRef, ref: joinRef, topic: wire, event: PhoenixMessage.Event.join, payload: joinPayload(topic, replay: replay))]
+        }
+
+        /// A crashed channel's rejoin timer: send the rejoin (a fresh `join_ref`), or, when the
+        /// rejoin went unanswered, count it and wait the next backoff.
+        private mutating func rejoinTimerFired(_ wire: String) -> [WireAction] {
+            guard var joined = topics[wire] else { return [] }
+            switch joined.phase {
+            case .errored(let tries):
+                let joinRef = makeRef()
+                joined.joinRef = joinRef
+                joined.phase = .rejoining(tries: tries + 1)
+                joined.presence.rejoined()
+                topics[wire] = joined
+                pending[joinRef] = .join(topic: wire, joinRef: joinRef)
+                return [
+                    send(joinRef: joinRef, ref: joinRef, topic: wire, event: PhoenixMessage.Event.join, payload: joinPayload(joined.topic, replay: nil)),
+                    .arm(Self.rejoinTimer(wire), after: configuration.replyTimeout * 2),
+                ]
+            case .rejoining(let tries):
+                joined.phase = .errored(tries: tries)
+                topics[wire] = joined
+                return [.arm(Self.rejoinTimer(wire), after: Self.rejoinDelay(afterFailures: tries))]
+            case .joining, .joined:
+                return []
+            }
+        }
+
+        /// phoenix.js's rejoin steps: 1, 2, 5 s, then every 10 s.
+        static func rejoinDelay(afterFailures tries: Int) -> Duration {
+            switch tries {
+            case 0: .seconds(1)
+            case 1: .seconds(2)
+            case 2: .seconds(5)
+            default: .seconds(10)
+            }
+        }
+
+        // MARK: Publishing
+
+        private mutating func publish(_ request: RequestID, to topic: Topic, _ data: JSONValue) -> [WireAction] {
+            let push = PhoenixChannels.push(from: data)
+            if let failure = push.failure { return [.replied(request, .failure(WireFailure(code: "invalid_publish", message: failure)))] }
+            let wire = wireTopic(topic.name)
+            let joined = topics[wire]
+            let ref = makeRef()
+            guard configuration.supabase != nil else {
+                pending[ref] = .push(request)
+                return [send(joinRef: joined?.joinRef, ref: ref, topic: wire, event: push.event, payload: push.payload),
+                        .arm(Self.replyTimer(ref), after: configuration.replyTimeout)]
+            }
+            // Supabase: a broadcast, answered only on a channel joined with `broadcast.ack`.
+            let broadcast: JSONValue = ["type": "broadcast", "event": .string(push.event), "payload": push.payload]
+            let frame = send(joinRef: joined?.joinRef, ref: ref, topic: wire, event: "broadcast", payload: broadcast)
+            guard let joined, SupabaseChannel.acknowledgesBroadcasts(joined.topic) else {
+                return [frame, .replied(request, .success(.sentUnconfirmed))]
+            }
+            pending[ref] = .push(request)
+            return [frame, .arm(Self.replyTimer(ref), after: configuration.replyTimeout)]
+        }
+
+        // MARK: Helpers
+
+        mutating func makeRef() -> String {
+            nextRef += 1
+            return String(nextRef)
+        }
+
+        /// A heartbeat, which also puts the keep-alive off: one is sent only after `keepAlive`
+        /// with nothing else.
+        private func heartbeat(ref: String) -> [WireAction] {
+            [send(joinRef: nil, ref: ref, topic: PhoenixMessage.Event.socketTopic, event: PhoenixMessage.Event.heartbeat, payload: [:]),
+             .arm(PhoenixChannels.keepAliveTimer, after: configuration.keepAlive)]
+        }
+
+        func send(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) -> WireAction {
+            let message = PhoenixMessage(joinRef: joinRef, ref: ref, topic: topic, event: event, payload: .json(payload))
+            // A JSON payload always encodes (only binary pushes have limits).
+            return .send((try? message.encoded()) ?? .text("[]"))
+        }
+
+        func wireTopic(_ name: String) -> String {
+            guard configuration.supabase != nil, !name.hasPrefix(SupabaseChannel.prefix) else { return name }
+            return SupabaseChannel.prefix + name
+        }
+
+        mutating func end(_ ending: WireEnding) -> [WireAction] {
+            ended = true
+            return [.cancel(PhoenixChannels.keepAliveTimer), .end(ending)]
+        }
+
+        static func replyTimer(_ ref: String) -> WireTimer { WireTimer("phoenix-reply-" + ref) }
+        static func rejoinTimer(_ topic: String) -> WireTimer { WireTimer("phoenix-rejoin-" + topic) }
+
+        static func replyRef(_ timer: WireTimer) -> String? {
+            timer.name.hasPrefix("phoenix-reply-") ? String(timer.name.dropFirst("phoenix-reply-".count)) : nil
+        }
+
+        static func rejoinTopic(_ timer: WireTimer) -> String? {
+            timer.name.hasPrefix("phoenix-rejoin-") ? String(timer.name.dropFirst("phoenix-rejoin-".count)) : nil
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// What a Phoenix session keeps across its sockets (Supabase only): the ids of the broadcasts
+/// delivered on each replayable topic, so that a replay after a reconnect, which reaches back
+/// past the last one delivered, repeats none of them.
+package struct PhoenixSessionState: Hashable, Sendable {
+    /// How many ids are kept per topic (Supabase replays at most 25 messages).
+    package static let remembered = 256
+
+    private var seen: [String: RecentIDs] = [:]
+
+    package init() {}
+
+    /// Remembers `id` as delivered on `topic`; false when it already was.
+    package mutating func remember(_ id: String, on topic: String) -> Bool {
+        seen[topic, default: RecentIDs()].insert(id, keeping: Self.remembered)
+    }
+
+    /// The last ids, oldest first, with a set to look them up.
+    private struct RecentIDs: Hashable, Sendable {
+        var order: [String] = []
+        var members: Set<String> = []
+
+        mutating func insert(_ id: String, keeping limit: Int) -> Bool {
+            guard members.insert(id).inserted else { return false }
+            order.append(id)
+            if order.count > limit { members.remove(order.removeFirst()) }
+            return true
+        }
+    }
+}
