@@ -1,8 +1,8 @@
 import ConnectionPolicy
 
 extension PhoenixChannels {
-    /// One socket's Phoenix state: its refs (a counter per socket, so a heartbeat ref never
-    /// outlives its socket), the topics joined and their `join_ref`s, the replies awaited.
+    /// One socket's Phoenix state: the topics joined and their `join_ref`s, the replies awaited
+    /// (a heartbeat awaited never outlives its socket: SwiftPhoenixClient PR #117's bug).
     package struct Machine: WireMachine {
         /// What a reply answers.
         enum Pending: Hashable, Sendable {
@@ -40,7 +40,6 @@ extension PhoenixChannels {
         let configuration: PhoenixChannels
         var ended = false
         var credentials: Secret?
-        var nextRef: UInt64 = 0
         /// Joined topics by their name on the wire.
         var topics: [String: Joined] = [:]
         var wireTopics: [SubscriptionID: String] = [:]
@@ -54,7 +53,7 @@ extension PhoenixChannels {
             session = state ?? PhoenixSessionState()
         }
 
-        package var sessionState: (any Sendable)? { configuration.supabase == nil ? nil : session }
+        package var sessionState: (any Sendable)? { session }
 
         /// The socket is open: it is ready (Phoenix authorized the upgrade); the keep-alive starts.
         package mutating func start(credentials: Secret?) -> [WireAction] {
@@ -192,9 +191,11 @@ extension PhoenixChannels {
 
         // MARK: Helpers
 
+        /// The next ref: counted across the session's sockets, so a rejoin after a drop has a
+        /// new `join_ref` and no ref of an earlier socket is ever awaited on this one.
         mutating func makeRef() -> String {
-            nextRef += 1
-            return String(nextRef)
+            session.nextRef += 1
+            return String(session.nextRef)
         }
 
         /// A heartbeat, which also puts the keep-alive off: one is sent only after `keepAlive`

@@ -1,7 +1,11 @@
-/// What a Phoenix session keeps across its sockets (Supabase only): the ids of the broadcasts
-/// delivered on each replayable topic, so that a replay after a reconnect, which reaches back
-/// past the last one delivered, repeats none of them.
+/// What a Phoenix session keeps across its sockets: the ref counter (a rejoin after a drop gets a
+/// new `join_ref`), and on Supabase the ids of the broadcasts delivered on each replayable topic,
+/// so that a replay after a reconnect, which reaches back past the last one delivered, repeats
+/// none of them.
 package struct PhoenixSessionState: Hashable, Sendable {
+    /// The last ref made.
+    package var nextRef: UInt64 = 0
+
     /// How many ids are kept per topic (Supabase replays at most 25 messages).
     package static let remembered = 256
 

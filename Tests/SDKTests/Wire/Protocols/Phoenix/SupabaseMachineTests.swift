@@ -100,10 +100,11 @@ struct SupabaseMachineTests {
         var next = Self.machine(continuing: state)
         let join = PhoenixMachineTests.frames(next.perform(.subscribe(1, Self.privateRoom, resume: .timestamp(milliseconds: 1_800_000_005_000))))
         #expect(Self.payload(join.first)?["config"]?["broadcast"]?["replay"] == ["since": JSONValue(Int64(1_799_999_945_000)), "limit": 25])
-        #expect(next.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#)) == [.subscribed(1, .caughtUp(to: nil))])
-        let repeated = #"["1",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m1","replayed":true},"payload":{"n":1},"type":"broadcast"}]"#
+        #expect(join.first?.joinRef == "2", "refs go on across sockets: a new join_ref")
+        #expect(next.receive(.text(#"["2","2","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#)) == [.subscribed(1, .caughtUp(to: nil))])
+        let repeated = #"["2",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m1","replayed":true},"payload":{"n":1},"type":"broadcast"}]"#
         #expect(next.receive(.text(repeated)).isEmpty, "delivered before the drop: dropped by its id")
-        let missed = #"["1",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m2","replayed":true},"payload":{"n":2},"type":"broadcast"}]"#
+        let missed = #"["2",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m2","replayed":true},"payload":{"n":2},"type":"broadcast"}]"#
         #expect(next.receive(.text(missed)).count == 1)
     }
 
