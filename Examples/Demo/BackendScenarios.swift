@@ -2,8 +2,8 @@ import Foundation
 import NIOTransport
 import SDK
 
-/// `swift run demo --protocol graphql-ws|socket.io|mqtt --url URL [--token T]`: the narrated,
-/// checked session against a server the user runs (the fixture apps and broker in
+/// `swift run demo --protocol graphql-ws|socket.io|mqtt|phoenix --url URL [--token T]`: the
+/// narrated, checked session against a server the user runs (the fixture apps and broker in
 /// `Examples/PeerServers/Apps/`, or one of theirs with `--subscription`/`--mutation`, `--room`,
 /// or `--topic`/`--username`).
 struct BackendScenarios {
@@ -37,6 +37,10 @@ struct BackendScenarios {
             let topic = option("--topic") ?? "demo/chat"
             return Backend(serverProtocol: .mqtt(username: option("--username") ?? "tether"), topic: Topic(topic),
                            publishData: ["text": "hello from Tether"], deliversOnlyPublished: true, resumes: true)
+        case "phoenix":
+            let topic = option("--topic") ?? "room:demo"
+            return Backend(serverProtocol: .phoenix(params: ["user": "tether-demo"]), topic: .phoenix(topic),
+                           publishData: ["event": "new_msg", "payload": ["body": "hello from Tether"]], deliversOnlyPublished: true)
         default:
             return nil
         }

@@ -5,7 +5,7 @@ import SDK
 /// `swift run demo`: starts the reference server on a free loopback port in this process and
 /// narrates one session in each mode over real sockets, checking each step.
 /// `swift run demo --interactive [--manual]`: drive a session from the keyboard.
-/// `swift run demo --protocol graphql-ws|socket.io|mqtt --url URL [--token T]`: the narrated, checked
+/// `swift run demo --protocol graphql-ws|socket.io|mqtt|phoenix --url URL [--token T]`: the narrated, checked
 /// session against a server you run (see the README, "Use with your backend").
 @main
 struct Demo {
@@ -45,8 +45,8 @@ struct Demo {
 
     static func againstBackend(_ name: String, narrator: Narrator) async {
         guard let backend = BackendScenarios.backend(name, option: option), let url = option("--url") else {
-            print("usage: swift run demo --protocol graphql-ws|socket.io|mqtt --url ws://127.0.0.1:PORT/PATH [--token T]")
-            print("       [--subscription DOC --mutation DOC] (graphql-ws) [--room NAME] (socket.io)")
+            print("usage: swift run demo --protocol graphql-ws|socket.io|mqtt|phoenix --url ws://127.0.0.1:PORT/PATH [--token T]")
+            print("       [--subscription DOC --mutation DOC] (graphql-ws) [--room NAME] (socket.io) [--topic T] (mqtt, phoenix)")
             exit(2)
         }
         let scenarios = BackendScenarios(url: url, token: option("--token") ?? "s3cret", backend: backend, narrator: narrator)
