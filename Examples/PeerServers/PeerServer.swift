@@ -2,7 +2,8 @@ import Foundation
 import SDK
 
 /// A real, unmodified third-party server the protocol adapters are tested against
-/// (strawberry-graphql, python-socketio): provisioned once per test run into a virtual
+/// (strawberry-graphql, python-socketio; and a scripted Phoenix peer, as no Phoenix server can be
+/// installed here): provisioned once per test run into a virtual
 /// environment under `.build/peers-venv` from `Apps/requirements.txt` (pinned versions, from
 /// PyPI), started under uvicorn on a free loopback port (127.0.0.1 only), stopped by its process
 /// id. When it cannot be provisioned the test fails with what is missing — never a silent skip.
@@ -12,6 +13,8 @@ public final class PeerServer: Sendable {
     public enum App: String, Sendable {
         case graphQL = "graphql_app:app"
         case socketIO = "socketio_app:app"
+        /// A scripted Phoenix Channels peer playing back a real Phoenix 1.7.24 server's frames.
+        case phoenix = "phoenix_app:app"
     }
 
     public struct Unavailable: Error, CustomStringConvertible {

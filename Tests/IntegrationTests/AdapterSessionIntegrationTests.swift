@@ -32,6 +32,11 @@ struct PeerBackend: Sendable, CustomStringConvertible {
         publishData: ["text": "hi"], needsPublishToDeliver: true, deadLinkBound: .seconds(2)
     )
 
+    static let phoenix = PeerBackend(
+        app: .phoenix, serverProtocol: .phoenix(params: ["user": "it"]), path: "/socket", topic: .phoenix("room:it"),
+        publishData: ["event": "new_msg", "payload": ["body": "hi"]], needsPublishToDeliver: true, deadLinkBound: .seconds(2)
+    )
+
     func settings(port: Int, auto: Bool = true, token: String = "s3cret", _ configure: (AppSettings.Builder) -> AppSettings.Builder = { $0 }) throws -> AppSettings {
         try configure(
             AppSettings.Builder()
@@ -61,7 +66,7 @@ struct PeerBackend: Sendable, CustomStringConvertible {
 /// against the real server, with process-level faults: SIGKILL and restart, SIGSTOP.
 @Suite("Sessions against real third-party servers", .timeLimit(.minutes(3)), .serialized)
 struct AdapterSessionIntegrationTests {
-    @Test("rejected credentials: disconnected as credentialsRejected, no retry loop", arguments: [PeerBackend.graphQL, .socketIO])
+    @Test("rejected credentials: disconnected as credentialsRejected, no retry loop", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
     func rejected(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let transport = CountingTransport(NIOWebSocketTransport())
@@ -73,7 +78,7 @@ struct AdapterSessionIntegrationTests {
         }
     }
 
-    @Test("Auto: subscribe, receive, publish acknowledged; background closes at once; foreground resubscribes and says refetch", arguments: [PeerBackend.graphQL, .socketIO])
+    @Test("Auto: subscribe, receive, publish acknowledged; background closes at once; foreground resubscribes and says refetch", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
     func auto(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let lifecycle = LifecycleDriver()
@@ -87,7 +92,7 @@ struct AdapterSessionIntegrationTests {
                 let first = try #require(try await backend.nextMessage(session, &messages))
                 #expect(first.channel == backend.topic.name && first.sequence == nil)
                 let receipt = try await session.publish(backend.publishData, to: backend.topic.name)
-                #expect(receipt.isAcknowledged, "both fixtures acknowledge: \(receipt)")
+                #expect(receipt.isAcknowledged, "every fixture acknowledges: \(receipt)")
 
                 await lifecycle.background()
                 #expect(session.status == .disconnected(.appBackgrounded))
@@ -104,7 +109,7 @@ struct AdapterSessionIntegrationTests {
         }
     }
 
-    @Test("Manual: the background watchdog disconnects after its timeout", arguments: [PeerBackend.graphQL, .socketIO])
+    @Test("Manual: the background watchdog disconnects after its timeout", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
     func manualWatchdog(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let settings = try backend.settings(port: server.port, auto: false) { $0.backgroundTimeout(.milliseconds(800)) }
@@ -112,7 +117,7 @@ struct AdapterSessionIntegrationTests {
         }
     }
 
-    @Test("the server killed (SIGKILL) and restarted: reconnects, resubscribes, the report says refetch; never two sockets", arguments: [PeerBackend.graphQL, .socketIO])
+    @Test("the server killed (SIGKILL) and restarted: reconnects, resubscribes, the report says refetch; never two sockets", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
     func killedAndRestarted(backend: PeerBackend) async throws {
         let first = try await PeerServer.start(backend.app)
         let port = first.port
@@ -146,7 +151,7 @@ struct AdapterSessionIntegrationTests {
         await restarted?.stop()
     }
 
-    @Test("the server stopped (SIGSTOP): the heartbeat or watchdog finds the dead link within its bound", arguments: [PeerBackend.graphQL, .socketIO])
+    @Test("the server stopped (SIGSTOP): the heartbeat or watchdog finds the dead link within its bound", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
     func stopped(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let session = Session(settings: try backend.settings(port: server.port), transport: NIOWebSocketTransport())
