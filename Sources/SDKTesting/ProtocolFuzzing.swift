@@ -3,7 +3,7 @@ package import SDK
 /// The protocol adapters' fuzz harness (`Fuzz/`, `.ci/fuzz-adapters`), also replayed by the test
 /// suite on every regression input: an input is split at newlines into frames, fed to a ready
 /// connection machine holding one subscription and one pending publish, and then once more
-/// whole as a binary frame (MQTT, binary only: the pieces are binary frames, so packets arrive
+/// whole as a binary frame (Phoenix's binary kinds too; MQTT, binary only: the pieces are binary frames, so packets arrive
 /// split and concatenated, and its stream decoder must decode the same packets however the bytes
 /// are cut, each surviving a re-encoding). Nothing may trap, and the machine's actions must make sense: nothing
 /// after it ended the connection, deliveries only for the subscription it holds, replies only
@@ -13,6 +13,8 @@ public enum ProtocolFuzzing {
         case graphQLTransportWS = "graphql-transport-ws"
         case socketIO = "socket.io"
         case mqtt
+        case phoenix
+        case supabaseRealtime = "supabase-realtime"
     }
 
     /// What was wrong with the machine's answer to `bytes`, or `nil` when nothing was.
@@ -32,6 +34,13 @@ public enum ProtocolFuzzing {
             }
             machine = MQTT(clientID: "fuzz", maximumPacketSize: 1 << 16).makeConnectionMachine()
             opening = [.binary(MQTTPacket.connack(sessionPresent: false, code: 0, properties: MQTTProperties()).encoded(.v3_1_1))]
+        case .phoenix:
+            // Ready at open. The join is ref 1, the publish ref 2, the ping ref 3.
+            machine = PhoenixChannels().makeConnectionMachine()
+            opening = []
+        case .supabaseRealtime:
+            machine = PhoenixChannels(credentials: .none, supabase: .init(apiKey: "key", now: { 0 })).makeConnectionMachine()
+            opening = []
         }
         var audit = Audit()
         audit.take(machine.start(credentials: Secret("token")))
@@ -48,6 +57,9 @@ public enum ProtocolFuzzing {
         audit.take(machine.receive(.binary(bytes)))
         audit.take(machine.timerFired(WireTimer("socket.io-heartbeat")))
         audit.take(machine.timerFired(MQTT.keepAliveTimer))
+        for timer in ["phoenix-reply-2", "phoenix-rejoin-room-1", "phoenix-rejoin-realtime:room-1", "phoenix-keepalive", "phoenix-keepalive"] {
+            audit.take(machine.timerFired(WireTimer(timer)))
+        }
         return audit.problem
     }
 

@@ -3,7 +3,8 @@ import FuzzDriver
 import SDKTesting
 
 /// libFuzzer's entry for the protocol adapters: the adapter comes from the environment
-/// (`TETHER_FUZZ_ADAPTER`: `graphql-transport-ws`, `socket.io` or `mqtt`, set by `.ci/fuzz-adapters`);
+/// (`TETHER_FUZZ_ADAPTER`: `graphql-transport-ws`, `socket.io`, `mqtt`, `phoenix` or `supabase-realtime`, set by
+/// `.ci/fuzz-adapters`);
 /// every input goes through ``ProtocolFuzzing/check(_:_:)``, and a problem is a crash.
 let adapter = ProtocolFuzzing.Adapter(rawValue: ProcessInfo.processInfo.environment["TETHER_FUZZ_ADAPTER"] ?? "") ?? .graphQLTransportWS
 
