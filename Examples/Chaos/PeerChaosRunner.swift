@@ -42,6 +42,14 @@ struct PeerChaosProtocol: Sendable {
                 path: "/", wireTimers: [MQTT.keepAliveTimer.name, MQTT.pingTimer.name], topic: { Topic($0) },
                 publishData: { channel, n in ["text": .string("\(channel)-\(n)")] }, deliversOnlyPublished: true, resumes: true
             )
+        case "phoenix":
+            // The scripted peer with a short idle timeout, and a keep-alive well inside it.
+            PeerChaosProtocol(
+                server: .app(.phoenix, environment: ["IDLE_TIMEOUT_MS": "3000"]),
+                serverProtocol: .phoenix(params: ["user": "chaos"], keepAlive: .seconds(1), replyTimeout: .milliseconds(500)), path: "/socket",
+                wireTimers: [PhoenixChannels.keepAliveTimer.name, "phoenix-reply-*"], topic: { .phoenix("room:\($0)") },
+                publishData: { _, n in ["event": "new_msg", "payload": ["n": .number(JSONNumber(n))]] }, deliversOnlyPublished: true
+            )
         default: nil
         }
     }

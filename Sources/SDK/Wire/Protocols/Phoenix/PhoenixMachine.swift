@@ -179,10 +179,11 @@ extension PhoenixChannels {
                 return [send(joinRef: joined?.joinRef, ref: ref, topic: wire, event: push.event, payload: push.payload),
                         .arm(Self.replyTimer(ref), after: configuration.replyTimeout)]
             }
-            // Supabase: a broadcast, answered only on a channel joined with `broadcast.ack`.
+            // Supabase: a broadcast, answered only on a channel joined with `broadcast.ack` — or
+            // refused ("unmatched topic") on a topic not joined, so that one waits for its bound.
             let broadcast: JSONValue = ["type": "broadcast", "event": .string(push.event), "payload": push.payload]
             let frame = send(joinRef: joined?.joinRef, ref: ref, topic: wire, event: "broadcast", payload: broadcast)
-            guard let joined, SupabaseChannel.acknowledgesBroadcasts(joined.topic) else {
+            if let joined, !SupabaseChannel.acknowledgesBroadcasts(joined.topic) {
                 return [frame, .replied(request, .success(.sentUnconfirmed))]
             }
             pending[ref] = .push(request)

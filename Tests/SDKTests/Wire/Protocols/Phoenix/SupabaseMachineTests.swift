@@ -63,6 +63,10 @@ struct SupabaseMachineTests {
         #expect(PhoenixMachineTests.frames(unacked) == [PhoenixMachineTests.message("1", "2", "realtime:room1", "broadcast",
                                                                                     ["type": "broadcast", "event": "cursor", "payload": ["x": 1]])])
         #expect(PhoenixMachineTests.others(unacked) == [.replied(7, .success(.sentUnconfirmed))])
+        let elsewhere = machine.perform(.publish(9, Topic("room2"), ["event": "cursor"], key: nil))
+        #expect(PhoenixMachineTests.others(elsewhere) == [.arm(WireTimer("phoenix-reply-3"), after: .seconds(5))], "a topic not joined: its refusal is awaited")
+        #expect(PhoenixMachineTests.others(machine.receive(.text(#"[null,"3","realtime:room2","phx_reply",{"response":{"reason":"unmatched topic"},"status":"error"}]"#)))
+            == [.cancel(WireTimer("phoenix-reply-3")), .replied(9, .failure(WireFailure(code: "error", message: "unmatched topic", payload: ["reason": "unmatched topic"])))])
         var acked = PhoenixMachineTests.joined(Self.supabase, topic: Self.privateRoom)
         let push = acked.perform(.publish(8, Topic("room1"), ["event": "cursor"], key: nil))
         #expect(PhoenixMachineTests.others(push) == [.arm(WireTimer("phoenix-reply-2"), after: .seconds(5))])
