@@ -12,6 +12,7 @@ struct PeerChaosProtocol: Sendable {
     let path: String
     /// The protocol's own timers, which Manual mode may keep in the background with its socket.
     let wireTimers: Set<String>
+    /// The topic for the runner's channel `c0`, `c1`, … (its name is the channel's in the session).
     let topic: @Sendable (String) -> Topic
     let publishData: @Sendable (String, Int) -> JSONValue
     /// Indicates that a channel delivers only what is published on it (Socket.IO rooms), rather
@@ -108,11 +109,12 @@ struct PeerChaosRunner {
                     await app.perform(appStep)
                 case .subscribe(let channel):
                     guard consumers[channel] == nil, let subscription = try? await session.subscribe(to: peer.topic("c\(channel)")) else { break }
+                    let name = peer.topic("c\(channel)").name
                     let received = Locked([JSONValue]())
                     let task = Task {
                         do {
                             for try await message in subscription {
-                                if message.channel != "c\(channel)" { violated("c\(channel) delivered a message of \(message.channel)") }
+                                if message.channel != name { violated("\(name) delivered a message of \(message.channel)") }
                                 received.withLock { $0.append(message.data) }
                             }
                         } catch {}
@@ -120,12 +122,13 @@ struct PeerChaosRunner {
                     consumers[channel] = (received, task)
                 case .unsubscribe(let channel):
                     if let consumer = consumers.removeValue(forKey: channel) {
-                        await session.unsubscribe(from: "c\(channel)")
+                        await session.unsubscribe(from: peer.topic("c\(channel)").name)
                         consumer.task.cancel()
                     }
                 case .publish(let channel):
                     let data = peer.publishData("c\(channel)", index)
-                    app.started(Task { _ = try? await session.publish(data, to: "c\(channel)") })
+                    let name = peer.topic("c\(channel)").name
+                    app.started(Task { _ = try? await session.publish(data, to: name) })
                 case .kill: await host.kill()
                 case .start: try? await host.start()
                 case .stop: await host.stop()
@@ -144,17 +147,18 @@ struct PeerChaosRunner {
             for (channel, consumer) in consumers.sorted(by: { $0.key < $1.key }) {
                 let before = consumer.received.withLock { $0.count }
                 let marker = peer.publishData("c\(channel)", 1_000_000 + channel)
+                let name = peer.topic("c\(channel)").name
                 let delivered = await succeeds(within: .seconds(8)) {
                     // Where only published messages arrive, publish (again, should the first
                     // land before the resubscribe is done) until one does.
                     while !Task.isCancelled {
-                        if peer.deliversOnlyPublished { _ = try? await session.publish(marker, to: "c\(channel)") }
+                        if peer.deliversOnlyPublished { _ = try? await session.publish(marker, to: name) }
                         if consumer.received.withLock({ $0.count }) > before { return true }
                         try? await Task.sleep(for: .milliseconds(200))
                     }
                     return false
                 }
-                if !delivered { violated("c\(channel) delivers nothing after recovery (status \(session.status))") }
+                if !delivered { violated("\(name) delivers nothing after recovery (status \(session.status))") }
             }
             await session.shutdown()
             await group.waitForAll()

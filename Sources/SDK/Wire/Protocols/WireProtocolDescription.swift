@@ -60,6 +60,12 @@ extension WireProtocolDescription {
     }
 
     package func ending(httpStatus: Int) -> WireEnding {
+        Self.standardEnding(httpStatus: httpStatus)
+    }
+
+    /// The default reading of a refused upgrade (see ``ending(httpStatus:)``), for a protocol
+    /// that reads some statuses its own way and the rest as every protocol does.
+    package static func standardEnding(httpStatus: Int) -> WireEnding {
         let detail = "the server refused the WebSocket upgrade with HTTP \(httpStatus)"
         switch httpStatus {
         case 401, 403: return WireEnding(DisconnectReason(.credentialsRejected, detail: detail), .doNotRetry)

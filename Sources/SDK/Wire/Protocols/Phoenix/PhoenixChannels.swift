@@ -121,14 +121,9 @@ package struct PhoenixChannels: WireProtocolDescription {
     /// missing token and a `vsn` it does not speak: the message names all three.
     package func ending(httpStatus: Int) -> WireEnding {
         guard httpStatus == 403 else {
-            let detail = "the server refused the WebSocket upgrade with HTTP \(httpStatus)"
-            switch httpStatus {
-            case 401: return WireEnding(DisconnectReason(.credentialsRejected, detail: detail), .doNotRetry)
-            case 404: return WireEnding(.error(detail + " (is the URL the socket's path, e.g. wss://host/socket?)"), .doNotRetry)
-            case 408, 429, 500...599: return WireEnding(.error(detail), .retry)
-            case 400...499: return WireEnding(.error(detail), .doNotRetry)
-            default: return WireEnding(.error(detail), .retry)
-            }
+            let ending = Self.standardEnding(httpStatus: httpStatus)
+            guard httpStatus == 404 else { return ending }
+            return WireEnding(.error((ending.reason.detail ?? "") + " (is the URL the socket's, e.g. wss://host/socket?)"), ending.disposition)
         }
         let detail = "the server refused the WebSocket upgrade with HTTP 403, as Phoenix does for any of three causes: "
             + "a wrong or expired token, a missing token (the token provider gave none, or the server reads another "
