@@ -8,11 +8,7 @@ import Testing
 extension SessionPhoenixTests {
     @Test("SwiftPhoenixClient PR #117: a heartbeat unanswered when the socket went away does not time out the next socket")
     func staleHeartbeatRefAfterBackground() async throws {
-        let transport = ScriptedTransport()
-        let session = try session(transport)
-        var log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
+        try await withConnectedSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog, status: StatusRecorder) async throws in
             await clock.advance(by: .seconds(30))
             #expect(await log.nextSent() == #"[null,"1","phoenix","heartbeat",{}]"#, "sent; its reply never comes")
             await lifecycle.background()
@@ -28,15 +24,8 @@ extension SessionPhoenixTests {
 
     @Test("SwiftPhoenixClient #176: after two outages in a row, each new socket joins the channel once, and it works")
     func twoOutages() async throws {
-        let transport = ScriptedTransport()
-        let session = try session(transport)
-        var log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
-            let subscribing = Task { try await session.subscribe(to: "room:r") }
-            #expect(await log.nextSent() == #"["1","1","room:r","phx_join",{}]"#)
-            transport.push(#"["1","1","room:r","phx_reply",{"response":{},"status":"ok"}]"#)
-            var messages = try await subscribing.value.makeAsyncIterator()
+        try await withConnectedSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog, status: StatusRecorder) async throws in
+            var messages = try await join("room:r", ref: "1", session, transport, &log)
             for (outage, ref) in [(1, "2"), (2, "3")] {
                 await clock.advance(by: .seconds(20))
                 transport.closeFromServer(nil)

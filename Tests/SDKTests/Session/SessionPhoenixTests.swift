@@ -19,6 +19,25 @@ struct SessionPhoenixTests {
         Session(settings: try .testing(auto: auto) { $0.serverProtocol(serverProtocol) }, transport: transport, clock: clock, lifecycle: lifecycle)
     }
 
+    /// Runs `body` with an Auto session over Phoenix, connected (Phoenix is ready at open).
+    func withConnectedSession(_ body: (Session, ScriptedTransport, inout ScriptedLog, StatusRecorder) async throws -> Void) async throws {
+        let transport = ScriptedTransport()
+        let session = try session(transport)
+        var log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            try await body(session, transport, &log, status)
+        }
+    }
+
+    /// Subscribes to `topic`, answering its join (join_ref and ref `ref`) as the server does.
+    func join(_ topic: String, ref: String, _ session: Session, _ transport: ScriptedTransport, _ log: inout ScriptedLog) async throws -> Subscription.AsyncIterator {
+        let subscribing = Task { try await session.subscribe(to: topic) }
+        #expect(await log.nextSent() == #"["\#(ref)","\#(ref)","\#(topic)","phx_join",{}]"#)
+        transport.push(#"["\#(ref)","\#(ref)","\#(topic)","phx_reply",{"response":{},"status":"ok"}]"#)
+        return try await subscribing.value.makeAsyncIterator()
+    }
+
     static func presence(_ members: [String: [String]]) -> JSONValue {
         ["event": "presence", "payload": .object(members.mapValues { refs in ["metas": .array(refs.map { ["phx_ref": .string($0)] })] })]
     }
@@ -68,15 +87,8 @@ struct SessionPhoenixTests {
 
     @Test("presence across a reconnect: the view stands until the new join's state; a diff that came before it applies on top, never alone")
     func presenceAcrossReconnect() async throws {
-        let transport = ScriptedTransport()
-        let session = try session(transport)
-        var log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
-            let subscribing = Task { try await session.subscribe(to: "room:r") }
-            _ = await log.nextSent()
-            transport.push(#"["1","1","room:r","phx_reply",{"response":{},"status":"ok"}]"#)
-            var messages = try await subscribing.value.makeAsyncIterator()
+        try await withConnectedSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog, status: StatusRecorder) async throws in
+            var messages = try await join("room:r", ref: "1", session, transport, &log)
             transport.push(#"["1",null,"room:r","presence_state",{"judy":{"metas":[{"phx_ref":"J1"}]},"ivan":{"metas":[{"phx_ref":"I1"}]}}]"#)
             #expect(try await messages.next()?.data == Self.presence(["judy": ["J1"], "ivan": ["I1"]]))
             await clock.advance(by: .seconds(20))
@@ -95,15 +107,8 @@ struct SessionPhoenixTests {
 
     @Test("a crashed channel: phx_error reaches the app, the rejoin goes after 1 s with a new join_ref on the same socket, and the old join's frames are dropped")
     func crashedChannel() async throws {
-        let transport = ScriptedTransport()
-        let session = try session(transport)
-        var log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
-            let subscribing = Task { try await session.subscribe(to: "room:2") }
-            _ = await log.nextSent()
-            transport.push(#"["1","1","room:2","phx_reply",{"response":{},"status":"ok"}]"#)
-            var messages = try await subscribing.value.makeAsyncIterator()
+        try await withConnectedSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog, status: StatusRecorder) async throws in
+            var messages = try await join("room:2", ref: "1", session, transport, &log)
             transport.push(#"["1","1","room:2","phx_error",{}]"#)
             #expect(try await messages.next()?.data == ["event": "phx_error", "payload": [:]])
             await clock.advance(by: .milliseconds(999))
@@ -119,11 +124,7 @@ struct SessionPhoenixTests {
 
     @Test("the keep-alive finds a silent server: a heartbeat unanswered by the next beat ends the connection, and the session reconnects")
     func silentServer() async throws {
-        let transport = ScriptedTransport()
-        let session = try session(transport)
-        var log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
+        try await withConnectedSession { (session: Session, transport: ScriptedTransport, log: inout ScriptedLog, status: StatusRecorder) async throws in
             await clock.advance(by: .seconds(30))
             #expect(await log.nextSent() == #"[null,"1","phoenix","heartbeat",{}]"#)
             await clock.advance(by: .milliseconds(29_999))
