@@ -53,4 +53,20 @@ extension SessionPhoenixTests {
             #expect(transport.openCount == 1 && session.status == .disconnected(.appRequested))
         }
     }
+
+    @Test("the token in the socket's URL never reaches a log line, a status or an error, the 403's included")
+    func tokenRedacted() async throws {
+        let lines = Locked([String]())
+        let refusal = TransportError(.handshakeFailed, "ws://127.0.0.1:9/socket/websocket?vsn=2.0.0&token=test-token answered 403", httpStatus: 403)
+        let transport = ScriptedTransport(refusals: [refusal])
+        let settings = try AppSettings.testing { $0.serverProtocol(.phoenix()).logging(minimumLevel: .debug) { record in lines.withLock { $0.append(record.message) } } }
+        let session = Session(settings: settings, transport: transport, clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor { $0.reason?.code == .credentialsRejected }
+            let logged = lines.withLock { $0 }
+            #expect(logged.contains { $0.contains("token=<redacted>") }, "the URL is logged, redacted: \(logged)")
+            #expect(!logged.contains { $0.contains("test-token") })
+            #expect(!String(describing: session.status).contains("test-token"))
+        }
+    }
 }

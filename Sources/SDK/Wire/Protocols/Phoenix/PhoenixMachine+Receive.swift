@@ -132,12 +132,30 @@ extension PhoenixChannels.Machine {
                 }
                 if message.event == "broadcast", replayable(joined.topic) {
                     // A replay can repeat what was delivered (its `since` reaches back): by id.
-                    if let id = payload["meta"]?["id"]?.stringValue, !session.remember(id, on: wire) { return [] }
+                    let replayed = payload["meta"]?["replayed"]?.boolValue == true
+                    if let id = payload["meta"]?["id"]?.stringValue, !session.remember(id, on: wire) {
+                        if replayed { topics[wire]?.replay?.reachedBack = true }
+                        return []
+                    }
                     position = .timestamp(milliseconds: configuration.supabase!.now())
+                    if replayed, let gap = replayGap(on: wire) {
+                        return deliver(["event": .string(message.event), "payload": payload], position: position, on: wire) + deliver(gap, position: nil, on: wire)
+                    }
                 }
             }
             return deliver(["event": .string(message.event), "payload": payload], position: position, on: wire)
         }
+    }
+
+    /// Counts a new replayed broadcast; when it is the replay's `limit`-th and none before it
+    /// repeated one delivered earlier, what the app is told: older broadcasts may be missing.
+    private mutating func replayGap(on wire: String) -> JSONValue? {
+        guard var watch = topics[wire]?.replay else { return nil }
+        watch.fresh += 1
+        topics[wire]?.replay = watch
+        guard watch.fresh == watch.limit, !watch.reachedBack else { return nil }
+        let message = "the replay brought its limit of \(watch.limit) broadcasts, none of them one delivered before: older ones may be missing (refetch)"
+        return ["event": "replay_gap", "payload": ["limit": JSONValue(watch.limit), "message": .string(message)]]
     }
 
     private mutating func failJoining(_ wire: String, _ joined: Joined, _ failure: WireFailure) -> [WireAction] {

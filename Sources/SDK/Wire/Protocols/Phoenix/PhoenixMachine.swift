@@ -35,6 +35,17 @@ extension PhoenixChannels {
             var presence = PresenceSync()
             /// A Supabase `system` error, the reason when the channel then closes.
             var systemError: String?
+            /// A Supabase replay under way: how many it may bring, how many new ones came, and
+            /// whether one it brought was delivered before (then it reached back far enough).
+            var replay: ReplayWatch?
+        }
+
+        /// Supabase replays the *last* `limit` broadcasts since the time asked: when `limit` new
+        /// ones come and none of them repeats one delivered before, older ones may be missing.
+        struct ReplayWatch: Hashable, Sendable {
+            let limit: Int
+            var fresh = 0
+            var reachedBack = false
         }
 
         let configuration: PhoenixChannels
@@ -124,6 +135,7 @@ extension PhoenixChannels {
             let replay = resume.flatMap { replayRequest(topic, resume: $0) }
             let joinRef = makeRef()
             var joined = Joined(subscription: subscription, topic: topic, joinRef: joinRef, phase: .joining(resumed: resume != nil, replay: replay != nil))
+            if replay != nil, let limit = SupabaseChannel.replayLimit(topic) { joined.replay = ReplayWatch(limit: limit) }
             joined.presence.rejoined()
             topics[wire] = joined
             wireTopics[subscription] = wire

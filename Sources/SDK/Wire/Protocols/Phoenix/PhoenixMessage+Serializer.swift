@@ -1,14 +1,22 @@
+import Foundation
+
 extension PhoenixMessage {
-    /// The binary frames' kinds.
+    /// The binary frames' kinds (3 and 4 are Supabase Realtime's: a user broadcast pushed by a
+    /// client, and one the server sends).
     private enum Kind: UInt8 {
-        case push = 0, reply = 1, broadcast = 2
+        case push = 0, reply = 1, broadcast = 2, userBroadcastPush = 3, userBroadcast = 4
     }
 
-    /// Decodes a frame the server sent (or, for the test peer, one a client sent).
-    package static func decode(_ frame: TransportFrame, maxDepth: Int = 64) throws(PhoenixFrameError) -> PhoenixMessage {
+    /// Who sent a frame: a binary push has a ref only from the client (phoenix.js `decodePush`:
+    /// "pushes have no ref" from the server).
+    package enum Sender: Sendable { case server, client }
+
+    /// Decodes a frame the server sent (or, with `from: .client`, for the test peer, one a
+    /// client sent).
+    package static func decode(_ frame: TransportFrame, from sender: Sender = .server, maxDepth: Int = 64) throws(PhoenixFrameError) -> PhoenixMessage {
         switch frame {
         case .text(let text): try decode(text: text, maxDepth: maxDepth)
-        case .binary(let bytes): try decode(binary: bytes)
+        case .binary(let bytes): try decode(binary: bytes, from: sender, maxDepth: maxDepth)
         }
     }
 
@@ -40,12 +48,20 @@ extension PhoenixMessage {
         }
     }
 
-    private static func decode(binary bytes: [UInt8]) throws(PhoenixFrameError) -> PhoenixMessage {
-        guard let first = bytes.first, let kind = Kind(rawValue: first) else {
+    private static func decode(binary bytes: [UInt8], from sender: Sender, maxDepth: Int) throws(PhoenixFrameError) -> PhoenixMessage {
+        guard let first = bytes.first, let kind = Kind(rawValue: first), kind != .userBroadcastPush || sender == .client else {
             throw PhoenixFrameError("a binary frame of unknown kind \(bytes.first.map(String.init) ?? "none")")
         }
         var reader = ByteReader(bytes: bytes, offset: 1)
         switch kind {
+        case .push where sender == .server:
+            let lengths = try reader.lengths(3)
+            let joinRef = try reader.text(lengths[0]), topic = try reader.text(lengths[1]), event = try reader.text(lengths[2])
+            return PhoenixMessage(joinRef: joinRef.nilIfEmpty, ref: nil, topic: topic, event: event, payload: .binary(reader.rest))
+        case .userBroadcast:
+            return try userBroadcast(&reader, maxDepth: maxDepth)
+        case .userBroadcastPush:
+            throw PhoenixFrameError("a Supabase user broadcast push is not decoded")
         case .push:
             let lengths = try reader.lengths(4)
             let joinRef = try reader.text(lengths[0]), ref = try reader.text(lengths[1])
@@ -63,6 +79,31 @@ extension PhoenixMessage {
             let topic = try reader.text(lengths[0]), event = try reader.text(lengths[1])
             return PhoenixMessage(joinRef: nil, ref: nil, topic: topic, event: event, payload: .binary(reader.rest))
         }
+    }
+
+    /// Supabase's user broadcast (kind 4: topic, event, metadata JSON, the payload's encoding,
+    /// the payload), as the JSON broadcast carries it: `{"type", "event", "payload", "meta"?}` (a
+    /// binary payload as `{"binary": base64}`).
+    private static func userBroadcast(_ reader: inout ByteReader, maxDepth: Int) throws(PhoenixFrameError) -> PhoenixMessage {
+        let lengths = try reader.lengths(4)
+        let isJSON = lengths[3] == 1
+        let topic = try reader.text(lengths[0]), event = try reader.text(lengths[1]), metadata = try reader.text(lengths[2])
+        let rest = reader.rest
+        var broadcast: [String: JSONValue] = ["type": "broadcast", "event": .string(event)]
+        do {
+            if !metadata.isEmpty { broadcast["meta"] = try JSONParser.parse(metadata, maxDepth: maxDepth) }
+            if isJSON {
+                guard let text = String(validating: rest, as: UTF8.self) else { throw PhoenixFrameError("a user broadcast's JSON payload is not UTF-8") }
+                broadcast["payload"] = try JSONParser.parse(text, maxDepth: maxDepth)
+            } else {
+                broadcast["payload"] = ["binary": .string(Data(rest).base64EncodedString())]
+            }
+        } catch let error as PhoenixFrameError {
+            throw error
+        } catch {
+            throw PhoenixFrameError("a user broadcast's metadata or payload is not JSON (\(error))")
+        }
+        return PhoenixMessage(joinRef: nil, ref: nil, topic: topic, event: "broadcast", payload: .json(.object(broadcast)))
     }
 
     /// Encodes the message as the client sends it: JSON text, or a binary push. A binary

@@ -40,8 +40,31 @@ struct PhoenixMessageTests {
         #expect(try PhoenixMessage.decode(.binary(Self.bytes("02060d726f6f6d3a3262696e5f62726f616463617374000102ff")))
             == PhoenixMessage(joinRef: nil, ref: nil, topic: "room:2", event: "bin_broadcast", payload: .binary([0, 1, 2, 0xff])))
         let push = PhoenixMessage(joinRef: "7", ref: "11", topic: "room:2", event: "echo", payload: .binary([0, 1, 2, 0xff]))
-        #expect(try PhoenixMessage.decode(.binary(Self.bytes("0001020604373131726f6f6d3a326563686f000102ff"))) == push)
+        #expect(try PhoenixMessage.decode(.binary(Self.bytes("0001020604373131726f6f6d3a326563686f000102ff")), from: .client) == push)
         #expect(try push.encoded() == .binary(Self.bytes("0001020604373131726f6f6d3a326563686f000102ff")), "the client's push, byte for byte as sent")
+    }
+
+    @Test("a binary push from the server has no ref (Phoenix's and Supabase's V2 serializers; phoenix.js decodePush)")
+    func serverPush() throws {
+        // <<0, join_ref_size, topic_size, event_size, join_ref, topic, event, data>>
+        #expect(try PhoenixMessage.decode(.binary([0, 1, 6, 4] + Array("7room:2echo".utf8) + [0, 1]))
+            == PhoenixMessage(joinRef: "7", ref: nil, topic: "room:2", event: "echo", payload: .binary([0, 1])))
+    }
+
+    @Test("Supabase's user broadcast (kind 4: supabase/realtime lib/realtime_web/socket/v2_serializer.ex) reads as the JSON broadcast")
+    func supabaseUserBroadcast() throws {
+        let meta = #"{"id":"m1"}"#
+        func frame(_ encoding: UInt8, _ payload: [UInt8]) -> TransportFrame {
+            .binary([4, 15, 6, UInt8(meta.utf8.count), encoding] + Array("realtime:room-1cursor".utf8) + Array(meta.utf8) + payload)
+        }
+        #expect(try PhoenixMessage.decode(frame(1, Array(#"{"x":1}"#.utf8)))
+            == PhoenixMessage(joinRef: nil, ref: nil, topic: "realtime:room-1", event: "broadcast",
+                              payload: .json(["type": "broadcast", "event": "cursor", "payload": ["x": 1], "meta": ["id": "m1"]])))
+        #expect(try PhoenixMessage.decode(frame(0, [0xff, 0]))
+            == PhoenixMessage(joinRef: nil, ref: nil, topic: "realtime:room-1", event: "broadcast",
+                              payload: .json(["type": "broadcast", "event": "cursor", "payload": ["binary": "/wA="], "meta": ["id": "m1"]])))
+        #expect(throws: PhoenixFrameError.self) { try PhoenixMessage.decode(frame(1, Array("not json".utf8))) }
+        #expect(throws: PhoenixFrameError.self, "kind 3 is the client's") { try PhoenixMessage.decode(.binary([3, 0, 0, 0, 0, 0, 0])) }
     }
 
     @Test("the client's text frames encode as the transcript shows them")
