@@ -133,13 +133,12 @@ extension PhoenixChannels.Machine {
                 if message.event == "broadcast", replayable(joined.topic) {
                     // A replay can repeat what was delivered (its `since` reaches back): by id.
                     let replayed = payload["meta"]?["replayed"]?.boolValue == true
-                    if let id = payload["meta"]?["id"]?.stringValue, !session.remember(id, on: wire) {
-                        if replayed { topics[wire]?.replay?.reachedBack = true }
-                        return []
-                    }
+                    let repeated = payload["meta"]?["id"]?.stringValue.map { !session.remember($0, on: wire) } ?? false
+                    let gap = replayed ? replayGap(on: wire, firstIsRepeat: repeated) : nil
+                    if repeated { return [] }
                     position = .timestamp(milliseconds: configuration.supabase!.now())
-                    if replayed, let gap = replayGap(on: wire) {
-                        return deliver(["event": .string(message.event), "payload": payload], position: position, on: wire) + deliver(gap, position: nil, on: wire)
+                    if let gap {
+                        return deliver(gap, position: nil, on: wire) + deliver(["event": .string(message.event), "payload": payload], position: position, on: wire)
                     }
                 }
             }
@@ -147,14 +146,16 @@ extension PhoenixChannels.Machine {
         }
     }
 
-    /// Counts a new replayed broadcast; when it is the replay's `limit`-th and none before it
-    /// repeated one delivered earlier, what the app is told: older broadcasts may be missing.
-    private mutating func replayGap(on wire: String) -> JSONValue? {
-        guard var watch = topics[wire]?.replay else { return nil }
-        watch.fresh += 1
+    /// At the first broadcast a replay brings: when it is not a repeat though one was delivered
+    /// before, what the app is told — older broadcasts may be missing (cut at the replay's limit,
+    /// or the clocks differ by more than the margin).
+    private mutating func replayGap(on wire: String, firstIsRepeat: Bool) -> JSONValue? {
+        guard var watch = topics[wire]?.replay, !watch.firstSeen else { return nil }
+        watch.firstSeen = true
         topics[wire]?.replay = watch
-        guard watch.fresh == watch.limit, !watch.reachedBack else { return nil }
-        let message = "the replay brought its limit of \(watch.limit) broadcasts, none of them one delivered before: older ones may be missing (refetch)"
+        guard watch.hadDelivered, !firstIsRepeat else { return nil }
+        let message = "the replay did not reach back to the last broadcast delivered (cut at its limit of \(watch.limit), "
+            + "or the device's clock is off by more than the margin): broadcasts may be missing — refetch"
         return ["event": "replay_gap", "payload": ["limit": JSONValue(watch.limit), "message": .string(message)]]
     }
 

@@ -40,12 +40,15 @@ extension PhoenixChannels {
             var replay: ReplayWatch?
         }
 
-        /// Supabase replays the *last* `limit` broadcasts since the time asked: when `limit` new
-        /// ones come and none of them repeats one delivered before, older ones may be missing.
+        /// Supabase replays the *last* `limit` broadcasts since the time asked, oldest first. The
+        /// time asked reaches back past the last broadcast delivered, so the first one replayed is
+        /// a repeat — unless the replay was cut at its limit, or the clocks differ by more than the
+        /// margin: then older ones may be missing.
         struct ReplayWatch: Hashable, Sendable {
             let limit: Int
-            var fresh = 0
-            var reachedBack = false
+            /// Whether a broadcast of this topic was delivered before (else there is nothing to reach).
+            let hadDelivered: Bool
+            var firstSeen = false
         }
 
         let configuration: PhoenixChannels
@@ -135,7 +138,9 @@ extension PhoenixChannels {
             let replay = resume.flatMap { replayRequest(topic, resume: $0) }
             let joinRef = makeRef()
             var joined = Joined(subscription: subscription, topic: topic, joinRef: joinRef, phase: .joining(resumed: resume != nil, replay: replay != nil))
-            if replay != nil, let limit = SupabaseChannel.replayLimit(topic) { joined.replay = ReplayWatch(limit: limit) }
+            if replay != nil, let limit = SupabaseChannel.replayLimit(topic) {
+                joined.replay = ReplayWatch(limit: limit, hadDelivered: session.hasDelivered(on: wireTopic(topic.name)))
+            }
             joined.presence.rejoined()
             topics[wire] = joined
             wireTopics[subscription] = wire

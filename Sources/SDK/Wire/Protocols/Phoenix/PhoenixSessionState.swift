@@ -13,6 +13,11 @@ package struct PhoenixSessionState: Hashable, Sendable {
 
     package init() {}
 
+    /// Indicates that a broadcast with an id was delivered on `topic` in this session.
+    package func hasDelivered(on topic: String) -> Bool {
+        seen[topic].map { !$0.order.isEmpty } ?? false
+    }
+
     /// Remembers `id` as delivered on `topic`; false when it already was.
     package mutating func remember(_ id: String, on topic: String) -> Bool {
         seen[topic, default: RecentIDs()].insert(id, keeping: Self.remembered)

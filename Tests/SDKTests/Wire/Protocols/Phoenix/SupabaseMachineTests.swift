@@ -112,10 +112,12 @@ struct SupabaseMachineTests {
         #expect(next.receive(.text(missed)).count == 1)
     }
 
-    @Test("a replay that brings its limit of broadcasts, none of them delivered before, is followed by a replay_gap event; one that reaches back is not")
+    @Test("a replay whose first broadcast is not a repeat of one delivered before (cut at its limit, or the clocks apart) is preceded by a replay_gap event; one that reaches back is not")
     func replayGap() {
         let room = Topic.supabase("room1", config: SupabaseChannelConfig(isPrivate: true, replayLimit: 2))
-        func rejoined(_ state: PhoenixSessionState?) -> PhoenixChannels.Machine {
+        func rejoined(after ids: [String]) -> PhoenixChannels.Machine {
+            var state = PhoenixSessionState()
+            for id in ids { _ = state.remember(id, on: "realtime:room1") }
             var machine = Self.machine(continuing: state)
             _ = machine.perform(.subscribe(1, room, resume: .timestamp(milliseconds: 1_800_000_000_000)))
             _ = machine.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#))
@@ -124,18 +126,17 @@ struct SupabaseMachineTests {
         func replayed(_ id: String) -> TransportFrame {
             .text(#"["1",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"\#(id)","replayed":true},"payload":{},"type":"broadcast"}]"#)
         }
-        var missedMore = rejoined(nil)
-        #expect(missedMore.receive(replayed("a")).count == 1)
-        let second = missedMore.receive(replayed("b"))
-        #expect(second.count == 2)
-        guard case .delivery(1, let gap, nil)? = second.last else { Issue.record("no replay_gap: \(second)"); return }
+        var cut = rejoined(after: ["z"])
+        let first = cut.receive(replayed("a"))
+        guard case .delivery(1, let gap, nil)? = first.first, first.count == 2 else { Issue.record("no replay_gap first: \(first)"); return }
         #expect(gap["event"] == "replay_gap" && gap["payload"]?["limit"] == 2)
-        var seen = PhoenixSessionState()
-        _ = seen.remember("a", on: "realtime:room1")
-        var reachedBack = rejoined(seen)
-        #expect(reachedBack.receive(replayed("a")).isEmpty, "a repeat: the replay reached back to what was delivered")
+        #expect(cut.receive(replayed("b")).count == 1, "said once")
+        var reachedBack = rejoined(after: ["a"])
+        #expect(reachedBack.receive(replayed("a")).isEmpty, "the first is a repeat: the replay reached back to what was delivered")
         #expect(reachedBack.receive(replayed("b")).count == 1)
-        #expect(reachedBack.receive(replayed("c")).count == 1, "its limit, but it reached back: nothing missing")
+        #expect(reachedBack.receive(replayed("c")).count == 1)
+        var fresh = rejoined(after: [])
+        #expect(fresh.receive(replayed("a")).count == 1, "nothing delivered before: nothing to reach back to")
     }
 
     @Test("a rejoin without a replay (a public channel) is reported as refetch")
