@@ -93,7 +93,7 @@ public enum ProtocolFuzzing {
                     hasEnded = true
                 case .pipelining:
                     if isReady { problem = "pipelining after ready" }
-                case .send, .arm, .cancel:
+                case .send, .arm, .cancel, .credentialsNeeded:
                     break
                 }
             }

@@ -19,6 +19,9 @@ extension Session {
         var hasBeenActive = false
         /// `subscribe(to:)` calls waiting for the acknowledgement.
         var waiters: [(subscriber: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
+        /// The presence state the app tracks on the channel (``Session/track(_:on:)``),
+        /// announced again after every resubscribe.
+        var tracked: JSONValue?
     }
 
     /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
@@ -119,7 +122,10 @@ extension Session {
         link.connection?.subscribeRequests[id] = channel
         armRequestTimeout(id, after: behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout)
         let state = channels[channel]
-        perform(.subscribe(id, Topic(channel, options: state?.options), resume: state?.position))
+        let topic = Topic(channel, options: state?.options)
+        perform(.subscribe(id, topic, resume: state?.position))
+        // Announced with the join's answer, ahead of the outbox.
+        if let tracked = state?.tracked { perform(.presence(nil, topic, state: tracked)) }
     }
 
     /// The connection is gone: no channel is active on the server any more.
@@ -137,8 +143,10 @@ extension Session {
         cancelRequestTimeout(subscription)
         guard var state = channels[channel] else { return true }
         let before = state.position
-        // A resubscribe on a protocol that cannot resume: what was missed is unknown.
-        let refetch = outcome == .resumeUnsupported || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
+        // A resubscribe on a protocol that cannot resume, or of a channel with no position to
+        // resume from (answered live): what was missed is unknown.
+        let resumedLive = if case .live = outcome { state.hasBeenActive && state.position == nil } else { false }
+        let refetch = outcome == .resumeUnsupported || resumedLive || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
         state.subscribeRequest = nil
         state.isActive = true
         state.hasBeenActive = true

@@ -81,14 +81,21 @@ extension Session {
     public func credentialsChanged() {
         guard !hasEnded else { return }
         ensureStarted()
-        if case .open(let connection, _) = link {
-            let (sink, settings, attempt) = (inputSink, settings, connection.attempt.id)
-            spawn { sink.yield(.credentialsFetched(attempt: attempt, token: try? await settings.token())) }
+        if case .open = link {
+            fetchCredentialsForOpenConnection()
             return
         }
         guard status.reason?.code == .credentialsRejected else { return }
         next.trigger = .appConnect
         perform(runtime.control.connectRequested("credentials changed after a rejection"))
+    }
+
+    /// Asks the token provider, and hands its answer to the open connection's protocol (see
+    /// ``credentialsChanged()``; a protocol whose credentials expire while it is open asks too).
+    func fetchCredentialsForOpenConnection() {
+        guard case .open(let connection, _) = link else { return }
+        let (sink, settings, attempt) = (inputSink, settings, connection.attempt.id)
+        spawn { sink.yield(.credentialsFetched(attempt: attempt, token: try? await settings.token())) }
     }
 
     /// Replaces the connection policy at run time. The new policy starts from the facts (the

@@ -85,6 +85,7 @@ extension Session {
         spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: current.settled))
         spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
         settings.logger.log(.debug, "attempt \(attempt): socket open, authenticating")
+        upgradeRefusalsInARow = 0
         let machine = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState, handshake: handshake, subprotocol: connection.subprotocol)
         link = .authenticating(Connection(attempt: current, socket: connection, outbound: continuation, machine: machine))
         if handshake.requiresSubprotocol, !handshake.subprotocols.isEmpty, !handshake.subprotocols.contains(connection.subprotocol ?? "") {
@@ -105,8 +106,10 @@ extension Session {
         settings.logger.log(.info, "connect attempt failed: \(detail)")
         var ending = WireEnding(.error(detail), .retry)
         if let status = (error as? TransportError)?.httpStatus {
-            // What a refused upgrade means is the protocol's to say (401/403: the credentials).
-            ending = settings.wireProtocol.ending(httpStatus: status)
+            // What a refused upgrade means is the protocol's to say (401/403: the credentials),
+            // knowing how many attempts in a row were refused.
+            upgradeRefusalsInARow += 1
+            ending = settings.wireProtocol.ending(httpStatus: status, refusalsInARow: upgradeRefusalsInARow)
         }
         if refreshOwnsLink {
             failRefresh(SessionError(.connectionLost, "the background refresh could not connect: \(ending.reason)", reason: ending.reason))

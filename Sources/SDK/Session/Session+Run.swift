@@ -62,8 +62,10 @@ extension Session {
         case .publishCancelled(let key):
             withdrawFromOutbox(key)
         case .credentialsFetched(let attempt, let token):
-            // The protocol carries it in band where it can; the others use it next time.
-            guard connection(of: attempt) != nil, let token else { return }
+            // The protocol carries it in band where it can; the others use it next time. None
+            // (the provider failed or has no token) is an answer too: a protocol that asked
+            // for one ends what needed it.
+            guard connection(of: attempt) != nil else { return }
             perform(.credentials(token))
         }
     }

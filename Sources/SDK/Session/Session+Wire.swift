@@ -82,6 +82,8 @@ extension Session {
                 authenticated()
             case .pipelining:
                 pipelineReplay()
+            case .credentialsNeeded:
+                fetchCredentialsForOpenConnection()
             case .subscribed(let subscription, let outcome):
                 if let connection = link.connection, let channel = connection.subscribeRequests[subscription] {
                     connection.wireSubscriptions[subscription] = channel

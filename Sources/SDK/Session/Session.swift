@@ -37,6 +37,8 @@ public actor Session {
     var link: Link = .idle
     /// What the protocol keeps across sockets (``WireMachine/sessionState``), between them.
     var wireSessionState: (any Sendable)?
+    /// Upgrades refused with an HTTP status since the last socket that opened.
+    var upgradeRefusalsInARow = 0
     /// The requests waiting for their replies, and their deadlines.
     var requests = PendingRequests()
     var channels: [String: ChannelState] = [:]

@@ -5,21 +5,48 @@ import SDKTesting
 import Testing
 
 /// The session over Supabase Realtime, the test playing the server frame by frame on the test
-/// clock (frames as supabase/realtime's `realtime_channel.ex` sends them; see
-/// `SupabaseMachineTests`): a token refresh without a reconnect, and a private channel's replay
-/// after a drop, reported caught up, with what it repeats dropped.
+/// clock (frames as `../shared/research/supabase-transcripts.md` shows them): a token refresh
+/// without a reconnect, and what a recovery report says after a reconnect — refetch for a public
+/// channel, caught up only where the replay covers everything, a gap only where it did not
+/// reach back.
 @Suite("Session: Supabase Realtime", .timeLimit(.minutes(1)))
 struct SessionSupabaseTests {
     let clock = TestClock()
-    static let wallClock = Locked<Int64>(1_800_000_000_000)
+    /// The device's wall clock, per test (tests run in parallel).
+    let wallClock = Locked<Int64>(1_800_000_000_000)
     static let socketURL = URL(string: "ws://127.0.0.1:9/realtime/v1/websocket?apikey=anon&vsn=2.0.0")!
 
-    func session(_ transport: ScriptedTransport, token: Locked<String>) throws -> Session {
-        let adapter = PhoenixChannels(credentials: .none, supabase: .init(apiKey: "anon", now: { Self.wallClock.withLock { $0 } }))
-        let settings = try AppSettings.testing { builder in
-            builder.serverProtocol(.adapter(adapter, name: "supabase-realtime")).tokenProvider { token.withLock { $0 } }
+    func session(_ transport: ScriptedTransport, token: Locked<String>, auto: Bool = true, asked: Locked<Int> = Locked(0)) throws -> Session {
+        let wallClock = wallClock
+        let adapter = PhoenixChannels(credentials: .none, supabase: .init(apiKey: "anon", now: { wallClock.withLock { $0 } }))
+        let settings = try AppSettings.testing(auto: auto) { builder in
+            builder.serverProtocol(.adapter(adapter, name: "supabase-realtime")).tokenProvider {
+                asked.withLock { $0 += 1 }
+                return token.withLock { $0 }
+            }
         }
         return Session(settings: settings, transport: transport, clock: clock)
+    }
+
+    /// Subscribes to `topic` on the open socket, answering its join (join_ref and ref `ref`).
+    static func join(_ topic: Topic, ref: String, _ session: Session, _ transport: ScriptedTransport, _ log: inout ScriptedLog) async throws -> Subscription.AsyncIterator {
+        let subscribing = Task { try await session.subscribe(to: topic) }
+        let join = try #require(await log.nextSent())
+        #expect(join.hasPrefix(#"["\#(ref)","\#(ref)","realtime:\#(topic.name)","phx_join","#), "\(join)")
+        transport.push(#"["\#(ref)","\#(ref)","realtime:\#(topic.name)","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)
+        return try await subscribing.value.makeAsyncIterator()
+    }
+
+    /// The server drops the socket after it worked for 30 s (so the session reconnects at once)
+    /// and the session rejoins: the rejoin's join_ref and frame.
+    func dropAndRejoin(_ transport: ScriptedTransport, _ log: inout ScriptedLog) async throws -> (joinRef: String, frame: String) {
+        await clock.advance(by: .seconds(30))
+        #expect(await log.nextSent()?.contains(#""phoenix","heartbeat""#) == true, "the keep-alive")
+        transport.closeFromServer(nil)
+        var skipped: [ScriptedTransport.Event] = []
+        let rejoin = try #require(await log.nextSent(skipped: &skipped))
+        #expect(rejoin.contains(#""phx_join""#), "\(rejoin), after \(skipped)")
+        return (try #require(PhoenixMessage.decode(.text(rejoin)).joinRef), rejoin)
     }
 
     @Test("a new token: credentialsChanged() pushes it to every joined channel as access_token; the socket stays")
@@ -44,39 +71,84 @@ struct SessionSupabaseTests {
         }
     }
 
-    @Test("a private channel with replay: after a drop the rejoin asks from the last broadcast (less the margin), the report says caught up, and a repeated broadcast is dropped by its id")
-    func replayAfterDrop() async throws {
-        Self.wallClock.withLock { $0 = 1_800_000_000_000 }
+    @Test("a public channel after a reconnect is named for refetch: nothing can bring what it missed (issue 34 §1)")
+    func publicChannelRefetch() async throws {
         let transport = ScriptedTransport()
         let session = try session(transport, token: Locked("jwt"))
         var log = ScriptedLog(transport)
         var reports = session.recoveryReports.makeAsyncIterator()
-        let room = Topic.supabase("room1", config: SupabaseChannelConfig(isPrivate: true, replayLimit: 10))
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             _ = await reports.next()
-            let subscribing = Task { try await session.subscribe(to: room) }
-            _ = await log.nextSent()
-            transport.push(#"["1","1","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#)
-            var messages = try await subscribing.value.makeAsyncIterator()
-            Self.wallClock.withLock { $0 += 1_000 }
-            transport.push(#"[null,null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m1"},"payload":{"n":1},"type":"broadcast"}]"#)
-            #expect(try await messages.next()?.data["payload"]?["meta"]?["id"] == "m1")
-
-            await clock.advance(by: .seconds(30))
-            _ = await log.nextSent()  // the keep-alive (25 s)
-            transport.closeFromServer(nil)
-            var skipped: [ScriptedTransport.Event] = []
-            let rejoin = try #require(await log.nextSent(skipped: &skipped))
-            #expect(rejoin.contains(#""replay":{"limit":10,"since":1799999941000}"#), "since the last broadcast less 60 s: \(rejoin)")
-            let joinRef = try #require(PhoenixMessage.decode(.text(rejoin)).joinRef)
-            transport.push(#"["\#(joinRef)","\#(joinRef)","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#)
-            transport.push(#"["\#(joinRef)",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m1","replayed":true},"payload":{"n":1},"type":"broadcast"}]"#)
-            transport.push(#"["\#(joinRef)",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m2","replayed":true},"payload":{"n":2},"type":"broadcast"}]"#)
-            #expect(try await messages.next()?.data["payload"]?["meta"]?["id"] == "m2", "m1 came twice: dropped")
+            var messages = try await Self.join(.supabase("auto"), ref: "1", session, transport, &log)
+            transport.push(#"[null,null,"realtime:auto","broadcast",{"event":"msg","payload":{"n":1},"type":"broadcast"}]"#)
+            _ = try await messages.next()
+            let rejoin = try await dropAndRejoin(transport, &log)
+            #expect(!rejoin.frame.contains("replay"))
+            transport.push(#"["\#(rejoin.joinRef)","\#(rejoin.joinRef)","realtime:auto","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)
             let report = try #require(await reports.next())
             #expect(report.trigger == .reconnect)
-            #expect(report.refetch.isEmpty && report.gaps.isEmpty && report.isComplete, "\(report)")
+            #expect(report.refetch == ["auto"] && report.channelsToRefetch == ["auto"] && !report.isComplete, "\(report)")
         }
+    }
+
+    /// A private channel with replay, joined, one broadcast (`m1`) delivered; then dropped and
+    /// rejoined: the replay (`replayed` ids) and presence_state; returns the report and what the
+    /// subscription got after the drop.
+    func replayScenario(origin: SupabaseBroadcastOrigin, limit: Int = 10, replayed: [String]) async throws -> (RecoveryReport, [String]) {
+        let transport = ScriptedTransport()
+        let session = try session(transport, token: Locked("jwt"))
+        var log = ScriptedLog(transport)
+        var reports = session.recoveryReports.makeAsyncIterator()
+        let room = Topic.supabase("room1", config: SupabaseChannelConfig(isPrivate: true, replayLimit: limit, broadcastOrigin: origin))
+        var result: (RecoveryReport, [String])?
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            _ = await reports.next()
+            var messages = try await Self.join(room, ref: "1", session, transport, &log)
+            wallClock.withLock { $0 += 1_000 }
+            transport.push(#"[null,null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"m1"},"payload":{"id":"m1","n":1},"type":"broadcast"}]"#)
+            #expect(try await messages.next()?.data["payload"]?["meta"]?["id"] == "m1")
+
+            let rejoin = try await dropAndRejoin(transport, &log)
+            #expect(rejoin.frame.contains(#""replay":{"limit":\#(limit),"since":1799999941000}"#), "since the last broadcast less 60 s: \(rejoin.frame)")
+            let ref = rejoin.joinRef
+            transport.push(#"["\#(ref)","\#(ref)","realtime:room1","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)
+            for id in replayed {
+                transport.push(#"["\#(ref)",null,"realtime:room1","broadcast",{"event":"msg","meta":{"id":"\#(id)","replayed":true},"payload":{},"type":"broadcast"}]"#)
+            }
+            transport.push(#"["\#(ref)",null,"realtime:room1","presence_state",{}]"#)
+            let report = try #require(await reports.next())
+            var got: [String] = []
+            while let message = try await messages.next() {
+                let event = message.data["event"]?.stringValue ?? "?"
+                got.append(event == "broadcast" ? message.data["payload"]?["meta"]?["id"]?.stringValue ?? "?" : event)
+                if event == "presence" { break }
+            }
+            result = (report, got)
+        }
+        return try #require(result)
+    }
+
+    @Test("a database-only private channel whose replay reached back: caught up; the repeat dropped, what was missed delivered")
+    func replayCaughtUp() async throws {
+        let (report, got) = try await replayScenario(origin: .databaseOnly, replayed: ["x", "m1", "m2"])
+        #expect(report.trigger == .reconnect)
+        #expect(report.refetch.isEmpty && report.gaps.isEmpty && report.isComplete, "\(report)")
+        #expect(got == ["x", "m2", "presence"], "x was stored before it went out live: new here, and no replay_gap (issue 34 §3)")
+    }
+
+    @Test("a private channel clients broadcast on: the replay's broadcasts are delivered, and the channel is named for refetch all the same (issue 34 §2)")
+    func replayDoesNotCoverClients() async throws {
+        let (report, got) = try await replayScenario(origin: .clientsAndDatabase, replayed: ["m1", "m2"])
+        #expect(report.refetch == ["room1"] && report.gaps.isEmpty && !report.isComplete, "\(report)")
+        #expect(got == ["m2", "presence"])
+    }
+
+    @Test("a replay cut at its limit: the channel is a gap in the report, and replay_gap comes before the replayed broadcasts")
+    func replayCut() async throws {
+        let (report, got) = try await replayScenario(origin: .databaseOnly, limit: 2, replayed: ["m8", "m9"])
+        #expect(report.gaps == ["room1"] && !report.isComplete, "\(report)")
+        #expect(got == ["replay_gap", "m8", "m9", "presence"])
     }
 }

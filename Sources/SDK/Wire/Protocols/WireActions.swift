@@ -121,10 +121,16 @@ package enum WireCommand: Hashable, Sendable {
     case ping(RequestID)
     /// An orderly goodbye in the protocol's terms, before the core closes the socket.
     case goodbye
-    /// The token provider has a new token for the open connection: a protocol that takes
+    /// The token provider's answer for the open connection (after ``Session/credentialsChanged()``,
+    /// or after the machine's ``WireAction/credentialsNeeded``): a protocol that takes
     /// credentials in band (Supabase's `access_token`) sends it; the others use it on their next
-    /// connection.
-    case credentials(Secret)
+    /// connection. `nil`: the provider gave none.
+    case credentials(Secret?)
+    /// Announce this client on a subscribed topic with `state` (`nil`: stop announcing it), where
+    /// the protocol has presence (``WireCapabilities/tracksPresence``). The machine announces it
+    /// again after every rejoin of its own; the core sends it after every resubscribe. `request`:
+    /// the app's call awaiting the server's answer (`nil` for a re-announcement).
+    case presence(RequestID?, Topic, state: JSONValue?)
 }
 
 /// What a connection asks the core to do, in order.
@@ -146,6 +152,9 @@ package enum WireAction: Hashable, Sendable {
     case cancel(WireTimer)
     /// The connection must end now, for this reason and with this disposition.
     case end(WireEnding)
+    /// The credentials in use expire (or expired) while the connection stays open: ask the token
+    /// provider, and answer with ``WireCommand/credentials(_:)``.
+    case credentialsNeeded
 }
 
 /// What a protocol can do, so the core adapts instead of pretending.
@@ -164,12 +173,27 @@ package struct WireCapabilities: Hashable, Sendable {
     /// re-sending is the protocol's own rule (MQTT QoS 1: at least once, the re-send marked DUP
     /// with its packet id).
     package var deduplicatesPublishes: Bool
+    /// Indicates that the client can announce itself on a topic (``WireCommand/presence(_:_:state:)``).
+    package var tracksPresence: Bool
 
-    package init(publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false) {
+    package init(
+        publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false,
+        tracksPresence: Bool = false
+    ) {
         self.publishAcknowledgement = publishAcknowledgement
         self.resumesSubscriptions = resumesSubscriptions
         self.liveness = liveness
         self.canProbe = canProbe
         self.deduplicatesPublishes = deduplicatesPublishes
+        self.tracksPresence = tracksPresence
+    }
+}
+
+extension WireAction {
+    /// The answer of a protocol without presence to ``WireCommand/presence(_:_:state:)`` (the
+    /// core checks ``WireCapabilities/tracksPresence`` first: this is the machine's own guard).
+    package static func presenceUnsupported(_ request: RequestID?) -> [WireAction] {
+        guard let request else { return [] }
+        return [.replied(request, .failure(WireFailure(code: "unsupported", message: "this protocol has no presence to track")))]
     }
 }

@@ -29,6 +29,10 @@ package protocol WireProtocolDescription: Sendable {
     /// the credentials; 408, 429 and 5xx are passing; any other 4xx is a configuration the
     /// client cannot fix by retrying).
     func ending(httpStatus: Int) -> WireEnding
+    /// The same, for the `refusalsInARow`-th attempt in a row the server refused (1 for the
+    /// first): a protocol whose servers refuse for passing causes too can retry a few times
+    /// (default: ``ending(httpStatus:)``).
+    func ending(httpStatus: Int, refusalsInARow: Int) -> WireEnding
     /// What is wrong with how the app configured this protocol, if anything (checked by
     /// `AppSettings.Builder.build()`; default: nothing).
     var settingsProblem: String? { get }
@@ -61,6 +65,10 @@ extension WireProtocolDescription {
 
     package func ending(httpStatus: Int) -> WireEnding {
         Self.standardEnding(httpStatus: httpStatus)
+    }
+
+    package func ending(httpStatus: Int, refusalsInARow: Int) -> WireEnding {
+        ending(httpStatus: httpStatus)
     }
 
     /// The default reading of a refused upgrade (see ``ending(httpStatus:)``), for a protocol

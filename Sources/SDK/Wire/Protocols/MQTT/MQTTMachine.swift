@@ -115,6 +115,8 @@ extension MQTT {
             case .credentials:
                 // Credentials go in the handshake: the next connection uses the new token.
                 return []
+            case .presence(let request, _, _):
+                return WireAction.presenceUnsupported(request)
             case .goodbye:
                 gate.end()
                 return [send(.disconnect(code: 0, properties: MQTTProperties()))]

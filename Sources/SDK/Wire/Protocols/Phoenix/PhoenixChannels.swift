@@ -15,6 +15,8 @@ package import Foundation
 package struct PhoenixChannels: WireProtocolDescription {
     /// The heartbeat the machine sends when nothing else did for ``keepAlive``.
     package static let keepAliveTimer = WireTimer("phoenix-keepalive")
+    /// Supabase: ask the token provider before the token in use expires.
+    package static let tokenTimer = WireTimer("supabase-token-refresh")
     package static let version = "2.0.0"
 
     /// Supabase Realtime's layer: the project key in the URL, the user's token in every join and
@@ -57,7 +59,9 @@ package struct PhoenixChannels: WireProtocolDescription {
     }
 
     package var capabilities: WireCapabilities {
-        WireCapabilities(publishAcknowledgement: .optional, resumesSubscriptions: supabase != nil, liveness: .clientPing, canProbe: true)
+        WireCapabilities(
+            publishAcknowledgement: .optional, resumesSubscriptions: supabase != nil, liveness: .clientPing, canProbe: true, tracksPresence: supabase != nil
+        )
     }
 
     package var subprotocols: [String] { [] }
@@ -128,6 +132,27 @@ package struct PhoenixChannels: WireProtocolDescription {
         let detail = "the server refused the WebSocket upgrade with HTTP 403, as Phoenix does for any of three causes: "
             + "a wrong or expired token, a missing token (the token provider gave none, or the server reads another "
             + "query item than '\(credentials.queryItemName ?? "the one configured")'), or a serializer version (vsn \(Self.version)) the server does not speak"
+        return WireEnding(DisconnectReason(.credentialsRejected, detail: detail), .doNotRetry)
+    }
+
+    /// How many refused upgrades in a row Supabase gets before a 403 is final (see below).
+    package static let supabaseRefusalRetries = 3
+
+    /// Supabase also answers 403 while the tenant's joins-per-second limit holds (about a
+    /// second): with an API key that is valid by its own `exp` (or is not a JWT, which the client
+    /// cannot judge), a 403 is retried after 1, 2 and 4 s before it counts as rejected
+    /// credentials. An API key whose `exp` has passed is rejected at once.
+    package func ending(httpStatus: Int, refusalsInARow: Int) -> WireEnding {
+        guard let supabase, httpStatus == 403 else { return ending(httpStatus: httpStatus) }
+        let expired = JWTExpiry.hasExpired(supabase.apiKey, nowMilliseconds: supabase.now())
+        if !expired, refusalsInARow <= Self.supabaseRefusalRetries {
+            let delay = Duration.seconds(1 << (max(refusalsInARow, 1) - 1))
+            let detail = "Supabase refused the WebSocket upgrade with HTTP 403 (\(refusalsInARow) of \(Self.supabaseRefusalRetries + 1) in a row): "
+                + "its joins-per-second limit answers so for about a second; retrying in \(delay)"
+            return WireEnding(.error(detail), .retryAfter(delay))
+        }
+        let detail = "Supabase refused the WebSocket upgrade with HTTP 403" + (expired ? ": the API key has expired (its exp has passed)" : " \(refusalsInARow) times in a row")
+            + " — a wrong, expired or badly signed API key, an unknown project, or a serializer version (vsn \(Self.version)) the server does not speak"
         return WireEnding(DisconnectReason(.credentialsRejected, detail: detail), .doNotRetry)
     }
 

@@ -41,8 +41,16 @@ extension PhoenixChannels.Machine {
                 wireTopics[joined.subscription] = nil
                 return [.cancel(Self.rejoinTimer(wire)), .subscriptionFailed(joined.subscription, Self.failure(status, response))]
             }
+            joined.bindings = Self.bindings(in: response)
             switch joined.phase {
             case .joining(let resumed, let replay):
+                if replay, joined.replay != nil {
+                    // The replayed broadcasts follow, with no end marker: the rejoin is reported
+                    // once the replay is over (``finishReplay(_:)``).
+                    joined.replay?.started = true
+                    topics[wire] = joined
+                    return [.arm(Self.replayEndTimer(wire), after: configuration.replyTimeout)]
+                }
                 let held = joined.held
                 joined.held = []
                 joined.phase = .joined
@@ -53,10 +61,10 @@ extension PhoenixChannels.Machine {
                     // asks from here even if nothing came meanwhile.
                     outcome = .live(at: replayable(joined.topic) ? .timestamp(milliseconds: configuration.supabase!.now()) : nil)
                 } else {
-                    outcome = replay ? .caughtUp(to: nil) : .resumeUnsupported
+                    outcome = .resumeUnsupported
                 }
                 return [.subscribed(joined.subscription, outcome)] + held
-            case .rejoining, .errored:
+            case .rejoining, .errored, .awaitingToken:
                 joined.phase = .joined
                 topics[wire] = joined
                 return [.cancel(Self.rejoinTimer(wire))]
@@ -85,21 +93,29 @@ extension PhoenixChannels.Machine {
     private mutating func channelMessage(_ message: PhoenixMessage) -> [WireAction] {
         // A topic not joined (left, or never): its late messages are dropped; so are those of
         // an earlier join of it (a stale join_ref).
-        guard var joined = topics[message.topic] else { return [] }
+        guard let joined = topics[message.topic] else { return [] }
         if let joinRef = message.joinRef, joinRef != joined.joinRef { return [] }
-        let wire = message.topic
         let payload: JSONValue
         switch message.payload {
         case .json(let value): payload = value
         case .binary(let bytes), .binaryReply(_, let bytes): payload = ["binary": .string(Data(bytes).base64EncodedString())]
         }
+        // A replay ends at the channel's first frame that is not a replayed broadcast.
+        let replayed = message.event == "broadcast" && payload["meta"]?["replayed"]?.boolValue == true
+        let ending = joined.replay?.started == true && !replayed ? finishReplay(message.topic) : []
+        return ending + channelMessage(message, payload: payload, replayed: replayed)
+    }
+
+    private mutating func channelMessage(_ message: PhoenixMessage, payload: JSONValue, replayed: Bool) -> [WireAction] {
+        guard var joined = topics[message.topic] else { return [] }
+        let wire = message.topic
         switch message.event {
         case PhoenixMessage.Event.error:
             // The channel crashed; the socket stays. Rejoin with backoff; the app hears it (what
             // was published until the rejoin is unknown).
             let tries: Int
             switch joined.phase {
-            case .errored, .rejoining: return []
+            case .errored, .rejoining, .awaitingToken: return []
             case .joining: return failJoining(wire, joined, WireFailure(code: "phx_error", message: "the channel crashed while joining"))
             case .joined: tries = 0
             }
@@ -109,13 +125,7 @@ extension PhoenixChannels.Machine {
             return [.arm(Self.rejoinTimer(wire), after: Self.rejoinDelay(afterFailures: tries)),
                     .delivery(joined.subscription, ["event": .string(PhoenixMessage.Event.error), "payload": payload], position: nil)]
         case PhoenixMessage.Event.close:
-            topics[wire] = nil
-            wireTopics[joined.subscription] = nil
-            if case .joining = joined.phase {
-                return failJoining(wire, joined, WireFailure(code: "phx_close", message: joined.systemError ?? "the channel closed while joining"))
-            }
-            let reason = joined.systemError.map { "the channel closed: \($0)" } ?? "the server closed the channel (phx_close)"
-            return [.cancel(Self.rejoinTimer(wire)), .subscriptionEnded(joined.subscription, reason: reason)]
+            return channelClosed(wire, joined)
         case "presence_state":
             let view = joined.presence.state(payload)
             topics[wire] = joined
@@ -127,36 +137,58 @@ extension PhoenixChannels.Machine {
         default:
             var position: StreamPosition?
             if configuration.supabase != nil {
-                if message.event == "system", payload["status"]?.stringValue == "error" {
-                    topics[wire]?.systemError = payload["message"]?.stringValue ?? "a system error"
-                }
-                if message.event == "broadcast", replayable(joined.topic) {
-                    // A replay can repeat what was delivered (its `since` reaches back): by id.
-                    let replayed = payload["meta"]?["replayed"]?.boolValue == true
-                    let repeated = payload["meta"]?["id"]?.stringValue.map { !session.remember($0, on: wire) } ?? false
-                    let gap = replayed ? replayGap(on: wire, firstIsRepeat: repeated) : nil
-                    if repeated { return [] }
-                    position = .timestamp(milliseconds: configuration.supabase!.now())
-                    if let gap {
-                        return deliver(gap, position: nil, on: wire) + deliver(["event": .string(message.event), "payload": payload], position: position, on: wire)
+                switch message.event {
+                case "system" where payload["status"]?.stringValue == "error":
+                    let text = payload["message"]?.stringValue ?? "a system error"
+                    if payload["extension"]?.stringValue == "postgres_changes" {
+                        // Repeated every few seconds while the channel stays joined: said once.
+                        guard topics[wire]?.surfacedErrors.insert(text).inserted == true else { return [] }
+                    } else {
+                        topics[wire]?.systemError = text
                     }
+                case "postgres_changes":
+                    guard Self.wants(payload, bindings: joined.bindings) else { return [] }
+                case "broadcast" where replayable(joined.topic):
+                    // A replay can repeat what was delivered (its `since` reaches back): by id.
+                    let id = payload["meta"]?["id"]?.stringValue
+                    if replayed { noteReplayed(id: id, on: wire) }
+                    if id == nil, !replayed { session.noteClientBroadcast(on: wire) }
+                    if let id, !session.remember(id, on: wire) { return [] }
+                    position = .timestamp(milliseconds: configuration.supabase!.now())
+                default:
+                    break
                 }
             }
             return deliver(["event": .string(message.event), "payload": payload], position: position, on: wire)
         }
     }
 
-    /// At the first broadcast a replay brings: when it is not a repeat though one was delivered
-    /// before, what the app is told — older broadcasts may be missing (cut at the replay's limit,
-    /// or the clocks differ by more than the margin).
-    private mutating func replayGap(on wire: String, firstIsRepeat: Bool) -> JSONValue? {
-        guard var watch = topics[wire]?.replay, !watch.firstSeen else { return nil }
-        watch.firstSeen = true
-        topics[wire]?.replay = watch
-        guard watch.hadDelivered, !firstIsRepeat else { return nil }
-        let message = "the replay did not reach back to the last broadcast delivered (cut at its limit of \(watch.limit), "
-            + "or the device's clock is off by more than the margin): broadcasts may be missing — refetch"
-        return ["event": "replay_gap", "payload": ["limit": JSONValue(watch.limit), "message": .string(message)]]
+    /// The server closed the channel (`phx_close`). After Supabase's message-rate error it is
+    /// rejoined with backoff; after its token-expiry error, with a fresh token from the provider;
+    /// otherwise the subscription ends, with the `system` error's message when one came.
+    private mutating func channelClosed(_ wire: String, _ joined: Joined) -> [WireAction] {
+        var joined = joined
+        if case .joining = joined.phase {
+            return failJoining(wire, joined, WireFailure(code: "phx_close", message: joined.systemError ?? "the channel closed while joining"))
+        }
+        if let error = joined.systemError, Self.isRateLimit(error) {
+            joined.rateLimited += 1
+            joined.systemError = nil
+            joined.phase = .errored(tries: joined.rateLimited - 1)
+            joined.presence.rejoined()
+            topics[wire] = joined
+            return [.arm(Self.rejoinTimer(wire), after: Self.rejoinDelay(afterFailures: joined.rateLimited - 1))]
+        }
+        if let error = joined.systemError, Self.isTokenExpiry(error) {
+            joined.phase = .awaitingToken
+            joined.presence.rejoined()
+            topics[wire] = joined
+            return requestCredentials()
+        }
+        topics[wire] = nil
+        wireTopics[joined.subscription] = nil
+        let reason = joined.systemError.map { "the channel closed: \($0)" } ?? "the server closed the channel (phx_close)"
+        return [.cancel(Self.rejoinTimer(wire)), .subscriptionEnded(joined.subscription, reason: reason)]
     }
 
     private mutating func failJoining(_ wire: String, _ joined: Joined, _ failure: WireFailure) -> [WireAction] {

@@ -22,6 +22,9 @@ extension PhoenixChannels {
             case errored(tries: Int)
             /// A rejoin awaits its reply.
             case rejoining(tries: Int)
+            /// Supabase closed the channel for an expired token: it rejoins once the token
+            /// provider gives a fresh one.
+            case awaitingToken
         }
 
         /// A topic joined on this socket.
@@ -30,30 +33,51 @@ extension PhoenixChannels {
             let topic: Topic
             var joinRef: String
             var phase: Phase
-            /// Messages that came before the first join's reply, delivered after it.
+            /// Messages that came before the first join's reply (or during a replay), delivered
+            /// after it.
             var held: [WireAction] = []
             var presence = PresenceSync()
-            /// A Supabase `system` error, the reason when the channel then closes.
+            /// A Supabase `system` error of the channel itself, the reason when it then closes.
             var systemError: String?
-            /// A Supabase replay under way: how many it may bring, how many new ones came, and
-            /// whether one it brought was delivered before (then it reached back far enough).
+            /// A Supabase replay under way (see ``ReplayWatch``).
             var replay: ReplayWatch?
+            /// The presence state this client announces (Supabase `track`), again after every join.
+            var tracked: JSONValue?
+            /// The app's track or untrack call made while the topic was not joined: answered
+            /// once the join's announcement is.
+            var trackRequest: RequestID?
+            /// The `postgres_changes` bindings the join's reply named: id → event (`*`,
+            /// `INSERT`…). `nil`: the reply named none (every change is delivered).
+            var bindings: [Int64: String]?
+            /// The `postgres_changes` errors already delivered (the server repeats them).
+            var surfacedErrors: Set<String> = []
+            /// How many times the server closed the channel for its message rate.
+            var rateLimited = 0
         }
 
-        /// Supabase replays the *last* `limit` broadcasts since the time asked, oldest first. The
-        /// time asked reaches back past the last broadcast delivered, so the first one replayed is
-        /// a repeat — unless the replay was cut at its limit, or the clocks differ by more than the
-        /// margin: then older ones may be missing.
+        /// Supabase replays the *last* `limit` stored broadcasts since the time asked, oldest
+        /// first, after the join's reply and before `presence_state`, with no end marker. The
+        /// time asked reaches back past the last broadcast delivered: the replay reached back
+        /// (missed nothing) when that broadcast is among the ones it brings. Decided when the
+        /// replay is over — the channel's first frame that is not a replayed broadcast, or
+        /// ``PhoenixChannels/replyTimeout`` after the reply — and only then is the rejoin reported.
         struct ReplayWatch: Hashable, Sendable {
             let limit: Int
-            /// Whether a broadcast of this topic was delivered before (else there is nothing to reach).
-            let hadDelivered: Bool
-            var firstSeen = false
+            /// The id of the last broadcast delivered before the drop (`nil`: nothing to reach).
+            let lastDelivered: String?
+            /// The join's reply came: the replay is under way.
+            var started = false
+            var count = 0
+            var reachedBack = false
         }
 
         let configuration: PhoenixChannels
         var ended = false
         var credentials: Secret?
+        /// A ``WireAction/credentialsNeeded`` awaits its answer.
+        var credentialsRequested = false
+        /// The token refresh timer is armed.
+        var tokenRefreshArmed = false
         /// Joined topics by their name on the wire.
         var topics: [String: Joined] = [:]
         var wireTopics: [SubscriptionID: String] = [:]
@@ -72,7 +96,7 @@ extension PhoenixChannels {
         /// The socket is open: it is ready (Phoenix authorized the upgrade); the keep-alive starts.
         package mutating func start(credentials: Secret?) -> [WireAction] {
             self.credentials = credentials
-            return [.ready, .arm(PhoenixChannels.keepAliveTimer, after: configuration.keepAlive)]
+            return [.ready, .arm(PhoenixChannels.keepAliveTimer, after: configuration.keepAlive)] + armTokenRefresh()
         }
 
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
@@ -84,7 +108,8 @@ extension PhoenixChannels {
                 guard let wire = wireTopics.removeValue(forKey: subscription), let joined = topics.removeValue(forKey: wire) else { return [] }
                 let ref = makeRef()
                 pending[ref] = .leave
-                return [.cancel(Self.rejoinTimer(wire)), send(joinRef: joined.joinRef, ref: ref, topic: wire, event: PhoenixMessage.Event.leave, payload: [:])]
+                return [.cancel(Self.rejoinTimer(wire)), .cancel(Self.replayEndTimer(wire)),
+                        send(joinRef: joined.joinRef, ref: ref, topic: wire, event: PhoenixMessage.Event.leave, payload: [:])]
             case .publish(let request, let topic, let data, _):
                 return publish(request, to: topic, data)
             case .ping(let request):
@@ -93,18 +118,15 @@ extension PhoenixChannels {
                 return heartbeat(ref: ref)
             case .goodbye:
                 ended = true
-                var actions: [WireAction] = [.cancel(PhoenixChannels.keepAliveTimer)]
+                var actions: [WireAction] = [.cancel(PhoenixChannels.keepAliveTimer)] + cancelTokenRefresh()
                 for (wire, joined) in topics.sorted(by: { $0.key < $1.key }) {
                     actions.append(send(joinRef: joined.joinRef, ref: makeRef(), topic: wire, event: PhoenixMessage.Event.leave, payload: [:]))
                 }
                 return actions
             case .credentials(let token):
-                credentials = token
-                guard configuration.supabase != nil else { return [] }
-                // Supabase takes a new token on every joined topic, no reconnect.
-                return topics.sorted(by: { $0.key < $1.key }).map { wire, joined in
-                    send(joinRef: joined.joinRef, ref: makeRef(), topic: wire, event: "access_token", payload: ["access_token": .string(token.revealedValue)])
-                }
+                return credentialsArrived(token)
+            case .presence(let request, let topic, let state):
+                return presence(request, on: topic, state)
             }
         }
 
@@ -127,6 +149,8 @@ extension PhoenixChannels {
                 return [.replied(request, .success(.sentUnconfirmed))]
             }
             if let wire = Self.rejoinTopic(timer) { return rejoinTimerFired(wire) }
+            if let wire = Self.replayEndTopic(timer) { return finishReplay(wire) }
+            if timer == PhoenixChannels.tokenTimer { return requestCredentials() }
             return []
         }
 
@@ -139,7 +163,7 @@ extension PhoenixChannels {
             let joinRef = makeRef()
             var joined = Joined(subscription: subscription, topic: topic, joinRef: joinRef, phase: .joining(resumed: resume != nil, replay: replay != nil))
             if replay != nil, let limit = SupabaseChannel.replayLimit(topic) {
-                joined.replay = ReplayWatch(limit: limit, hadDelivered: session.hasDelivered(on: wireTopic(topic.name)))
+                joined.replay = ReplayWatch(limit: limit, lastDelivered: session.lastDelivered(on: wire))
             }
             joined.presence.rejoined()
             topics[wire] = joined
@@ -154,23 +178,30 @@ extension PhoenixChannels {
             guard var joined = topics[wire] else { return [] }
             switch joined.phase {
             case .errored(let tries):
-                let joinRef = makeRef()
-                joined.joinRef = joinRef
-                joined.phase = .rejoining(tries: tries + 1)
-                joined.presence.rejoined()
-                topics[wire] = joined
-                pending[joinRef] = .join(topic: wire, joinRef: joinRef)
-                return [
-                    send(joinRef: joinRef, ref: joinRef, topic: wire, event: PhoenixMessage.Event.join, payload: joinPayload(joined.topic, replay: nil)),
-                    .arm(Self.rejoinTimer(wire), after: configuration.replyTimeout * 2),
-                ]
+                return rejoin(wire, tries: tries + 1)
             case .rejoining(let tries):
                 joined.phase = .errored(tries: tries)
                 topics[wire] = joined
                 return [.arm(Self.rejoinTimer(wire), after: Self.rejoinDelay(afterFailures: tries))]
-            case .joining, .joined:
+            case .joining, .joined, .awaitingToken:
                 return []
             }
+        }
+
+        /// Joins `wire` again on this socket (a fresh `join_ref`), bounded by twice the reply
+        /// timeout; `tries`: the rejoins made so far, this one included.
+        mutating func rejoin(_ wire: String, tries: Int) -> [WireAction] {
+            guard var joined = topics[wire] else { return [] }
+            let joinRef = makeRef()
+            joined.joinRef = joinRef
+            joined.phase = .rejoining(tries: tries)
+            joined.presence.rejoined()
+            topics[wire] = joined
+            pending[joinRef] = .join(topic: wire, joinRef: joinRef)
+            return [
+                send(joinRef: joinRef, ref: joinRef, topic: wire, event: PhoenixMessage.Event.join, payload: joinPayload(joined.topic, replay: nil)),
+                .arm(Self.rejoinTimer(wire), after: configuration.replyTimeout * 2),
+            ] + reannounce(wire)
         }
 
         /// phoenix.js's rejoin steps: 1, 2, 5 s, then every 10 s.
@@ -236,10 +267,15 @@ extension PhoenixChannels {
 
         mutating func end(_ ending: WireEnding) -> [WireAction] {
             ended = true
-            return [.cancel(PhoenixChannels.keepAliveTimer), .end(ending)]
+            return [.cancel(PhoenixChannels.keepAliveTimer)] + cancelTokenRefresh() + [.end(ending)]
         }
 
         static func replyTimer(_ ref: String) -> WireTimer { WireTimer("phoenix-reply-" + ref) }
+        static func replayEndTimer(_ topic: String) -> WireTimer { WireTimer("phoenix-replay-end-" + topic) }
+
+        static func replayEndTopic(_ timer: WireTimer) -> String? {
+            timer.name.hasPrefix("phoenix-replay-end-") ? String(timer.name.dropFirst("phoenix-replay-end-".count)) : nil
+        }
         static func rejoinTimer(_ topic: String) -> WireTimer { WireTimer("phoenix-rejoin-" + topic) }
 
         static func replyRef(_ timer: WireTimer) -> String? {

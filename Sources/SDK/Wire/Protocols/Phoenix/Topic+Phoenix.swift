@@ -27,10 +27,17 @@ public struct SupabaseChannelConfig: Hashable, Sendable {
     /// last one delivered, at most this many (Supabase replays at most 25). `nil`: no replay
     /// (the channel is reported to refetch).
     public var replayLimit: Int?
+    /// Where the channel's broadcasts come from. Supabase stores and replays only the database's
+    /// (`realtime.send`, `broadcast_changes`); a client's broadcast is delivered live and never
+    /// stored. A replayed channel is reported caught up only when it carries the database's
+    /// alone (and no `postgres_changes`, which are not replayed either); otherwise the replay
+    /// still brings the database's broadcasts, and the channel is named for refetch.
+    public var broadcastOrigin: SupabaseBroadcastOrigin
 
     public init(
         receivesOwnBroadcasts: Bool = false, acknowledgesBroadcasts: Bool = false, presenceKey: String = "",
-        postgresChanges: [PostgresChangeFilter] = [], isPrivate: Bool = false, replayLimit: Int? = nil
+        postgresChanges: [PostgresChangeFilter] = [], isPrivate: Bool = false, replayLimit: Int? = nil,
+        broadcastOrigin: SupabaseBroadcastOrigin = .clientsAndDatabase
     ) {
         self.receivesOwnBroadcasts = receivesOwnBroadcasts
         self.acknowledgesBroadcasts = acknowledgesBroadcasts
@@ -38,6 +45,7 @@ public struct SupabaseChannelConfig: Hashable, Sendable {
         self.postgresChanges = postgresChanges
         self.isPrivate = isPrivate
         self.replayLimit = replayLimit
+        self.broadcastOrigin = broadcastOrigin
     }
 
     var options: JSONValue {
@@ -49,9 +57,24 @@ public struct SupabaseChannelConfig: Hashable, Sendable {
                 "private": .bool(isPrivate),
             ],
         ]
-        if isPrivate, let replayLimit { options["replayLimit"] = JSONValue(replayLimit) }
+        if isPrivate, let replayLimit {
+            options["replayLimit"] = JSONValue(replayLimit)
+            if broadcastOrigin == .databaseOnly { options["broadcastOrigin"] = "database" }
+        }
         return .object(options)
     }
+}
+
+/// Where a Supabase channel's broadcasts come from: what a replay after a reconnect can bring.
+public enum SupabaseBroadcastOrigin: Hashable, Sendable {
+    /// Clients broadcast on the channel (and the database may too): a replay cannot bring what
+    /// clients sent while away, so the channel is named for refetch after a reconnect (the
+    /// database's broadcasts are replayed all the same). The default: the safe answer.
+    case clientsAndDatabase
+    /// Only the database broadcasts on the channel (`realtime.send`, `broadcast_changes`): the
+    /// replay brings everything missed, up to its limit. Should a client's broadcast (one without
+    /// an id) come on it all the same, the channel is named for refetch from then on.
+    case databaseOnly
 }
 
 /// One `postgres_changes` subscription: which rows' changes a channel receives.
@@ -88,6 +111,16 @@ enum SupabaseChannel {
 
     static func acknowledgesBroadcasts(_ topic: Topic) -> Bool {
         config(topic)["broadcast"]?["ack"]?.boolValue == true
+    }
+
+    /// Indicates that the app declared the channel's broadcasts to be the database's alone.
+    static func databaseBroadcastsOnly(_ topic: Topic) -> Bool {
+        topic.options?["broadcastOrigin"]?.stringValue == "database"
+    }
+
+    /// Indicates that the channel receives database changes (never replayed).
+    static func receivesPostgresChanges(_ topic: Topic) -> Bool {
+        !(config(topic)["postgres_changes"]?.arrayValue ?? []).isEmpty
     }
 
     static func replayLimit(_ topic: Topic) -> Int? {

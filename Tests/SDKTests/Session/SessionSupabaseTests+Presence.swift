@@ -1,0 +1,82 @@
+import ConnectionPolicy
+import Foundation
+@testable import SDK
+import SDKTesting
+import Testing
+
+/// `track`/`untrack` through the session (issue 34 §4): the state is announced again on every
+/// rejoin, before what the app publishes there, and an untrack is not undone by a rejoin.
+extension SessionSupabaseTests {
+    /// The next join sent (the goodbye's `phx_leave` of a `disconnect()` comes before).
+    static func nextJoin(_ log: inout ScriptedLog) async -> String? {
+        while let frame = await log.nextSent() {
+            if frame.contains(#""phx_join""#) { return frame }
+            #expect(frame.contains(#""phx_leave""#), "\(frame)")
+        }
+        return nil
+    }
+
+    @Test("track is announced again after a reconnect, ahead of the outbox; untrack while away is not undone by the rejoin")
+    func trackAcrossReconnects() async throws {
+        let transport = ScriptedTransport()
+        let session = try session(transport, token: Locked("jwt"), auto: false)
+        var log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            try await session.connect()
+            let lobby = try await Self.join(.supabase("lobby", config: SupabaseChannelConfig(presenceKey: "alice")), ref: "1", session, transport, &log)
+            let tracking = Task { try await session.track(["status": "online"], on: "lobby") }
+            #expect(await log.nextSent() == #"["1","2","realtime:lobby","presence",{"event":"track","payload":{"status":"online"},"type":"presence"}]"#)
+            transport.push(#"["1","2","realtime:lobby","phx_reply",{"response":{},"status":"ok"}]"#)
+            try await tracking.value
+
+            await session.disconnect()
+            try await status.waitFor { if case .disconnected = $0 { true } else { false } }
+            let publishing = Task { try await session.publish(["event": "msg", "payload": ["n": 1]], to: "lobby") }
+            for await count in session.outboxCountUpdates where count == 1 { break }
+            let connecting = Task { try await session.connect() }
+            let rejoin = try #require(await Self.nextJoin(&log))
+            let ref = try #require(PhoenixMessage.decode(.text(rejoin)).joinRef)
+            transport.push(#"["\#(ref)","\#(ref)","realtime:lobby","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)
+            let announce = try #require(await log.nextSent())
+            #expect(announce.contains(#""presence",{"event":"track","payload":{"status":"online"}"#) && announce.hasPrefix(#"["\#(ref)","#), "tracked again, with the new join_ref: \(announce)")
+            let published = try #require(await log.nextSent())
+            #expect(published.contains(#""broadcast",{"event":"msg""#), "the outbox after the announcement: \(published)")
+            try await connecting.value
+            #expect(try await publishing.value.confirmation == .sentUnconfirmed)
+
+            await session.disconnect()
+            try await status.waitFor { if case .disconnected = $0 { true } else { false } }
+            try await session.untrack(on: "lobby")
+            let again = Task { try await session.connect() }
+            let third = try #require(await Self.nextJoin(&log))
+            let ref3 = try #require(PhoenixMessage.decode(.text(third)).joinRef)
+            transport.push(#"["\#(ref3)","\#(ref3)","realtime:lobby","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)
+            try await again.value
+            let pinging = Task { try await session.ping() }
+            #expect(await log.nextSent()?.contains(#""phoenix","heartbeat""#) == true, "untracked: nothing announced before the next frame")
+            pinging.cancel()
+            _ = lobby
+        }
+    }
+
+    @Test("track refuses a channel not subscribed, and a protocol without presence, with a typed error")
+    func trackRefused() async throws {
+        let session = try session(ScriptedTransport(), token: Locked("jwt"), auto: false)
+        await #expect(throws: SessionError.self) { try await session.track([:], on: "nowhere") }
+        do {
+            try await session.track([:], on: "nowhere")
+        } catch let error as SessionError {
+            #expect(error.code == .invalidArgument && error.message.contains("not subscribed to nowhere"))
+        }
+        let phoenix = Session(settings: try .testing(auto: false) { $0.serverProtocol(.phoenix()) }, transport: ScriptedTransport(), clock: clock)
+        _ = try await phoenix.subscribe(to: "room:lobby")
+        do {
+            try await phoenix.track([:], on: "room:lobby")
+            Issue.record("plain Phoenix has no client presence to track")
+        } catch let error as SessionError {
+            #expect(error.code == .invalidArgument && error.message.contains("no presence"))
+        }
+        await session.shutdown()
+        await phoenix.shutdown()
+    }
+}
