@@ -15,6 +15,8 @@ public final class PeerServer: Sendable {
         case socketIO = "socketio_app:app"
         /// A scripted Phoenix Channels peer playing back a real Phoenix 1.7.24 server's frames.
         case phoenix = "phoenix_app:app"
+        /// A scripted Supabase Realtime peer playing back a real supabase/realtime v2.52.1 server's frames.
+        case supabase = "supabase_app:app"
     }
 
     public struct Unavailable: Error, CustomStringConvertible {

@@ -5,9 +5,9 @@ extension Session {
     /// reconnect, before anything the app publishes there, until ``untrack(on:)`` or the
     /// channel is unsubscribed.
     ///
-    /// Connected with the channel joined, it returns once the server accepted the state (and
-    /// throws ``SessionError/Code/rejected`` if it refused); otherwise it returns at once and the
-    /// state goes out with the channel's next join. If the connection is lost before the server
+    /// Connected with the channel joined (or its join on the way), it returns once the server
+    /// accepted the state (and throws ``SessionError/Code/rejected`` if it refused); otherwise it
+    /// returns at once and the state goes out with the channel's next join. If the connection is lost before the server
     /// answers, it throws ``SessionError/Code/connectionLost`` and the state is still announced
     /// with the next join.
     ///
@@ -34,7 +34,9 @@ extension Session {
             throw SessionError(.invalidArgument, "\(call): not subscribed to \(channel) (subscribe first)")
         }
         channels[channel]?.tracked = state
-        guard acceptsRequests, held.isActive else { return }
+        // Joined, or its join on the way (the announcement goes right behind it); otherwise the
+        // next join carries it.
+        guard acceptsRequests, held.isActive || held.subscribeRequest != nil else { return }
         let topic = Topic(channel, options: held.options)
         _ = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PublishReceipt, any Error>) in
             let id = makeRequestID()

@@ -59,6 +59,30 @@ extension SessionSupabaseTests {
         }
     }
 
+    @Test("track while the channel's rejoin is on its way goes out right behind the join, and returns with its reply")
+    func trackWhileRejoining() async throws {
+        let transport = ScriptedTransport()
+        let session = try session(transport, token: Locked("jwt"), auto: false)
+        var log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            try await session.connect()
+            let lobby = try await Self.join(.supabase("lobby"), ref: "1", session, transport, &log)
+            await session.disconnect()
+            try await status.waitFor { if case .disconnected = $0 { true } else { false } }
+            try await session.connect()
+            let rejoin = try #require(await Self.nextJoin(&log))
+            let ref = try #require(PhoenixMessage.decode(.text(rejoin)).joinRef)
+            let tracking = Task { try await session.track(["status": "online"], on: "lobby") }
+            let track = try #require(await log.nextSent())
+            #expect(track.hasPrefix(#"["\#(ref)","#) && track.contains(#""presence",{"event":"track""#), "before the join's reply: \(track)")
+            let trackRef = try #require(PhoenixMessage.decode(.text(track)).ref)
+            transport.push(#"["\#(ref)","\#(ref)","realtime:lobby","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)
+            transport.push(#"["\#(ref)","\#(trackRef)","realtime:lobby","phx_reply",{"response":{},"status":"ok"}]"#)
+            try await tracking.value
+            _ = lobby
+        }
+    }
+
     @Test("track refuses a channel not subscribed, and a protocol without presence, with a typed error")
     func trackRefused() async throws {
         let session = try session(ScriptedTransport(), token: Locked("jwt"), auto: false)
