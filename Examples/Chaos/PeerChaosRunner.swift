@@ -51,6 +51,15 @@ struct PeerChaosProtocol: Sendable {
                 wireTimers: [PhoenixChannels.keepAliveTimer.name, "phoenix-reply-*"], topic: { .phoenix("room:\($0)") },
                 publishData: { _, n in ["event": "new_msg", "payload": ["n": .number(JSONNumber(n))]] }, deliversOnlyPublished: true
             )
+        case "supabase", "supabase-realtime":
+            // The scripted Supabase peer: public channels that echo their own broadcasts.
+            PeerChaosProtocol(
+                server: .app(.supabase, environment: ["IDLE_TIMEOUT_MS": "3000"]),
+                serverProtocol: .supabaseRealtime(apiKey: "anon", keepAlive: .seconds(1), replyTimeout: .milliseconds(500)), path: "/realtime/v1",
+                wireTimers: [PhoenixChannels.keepAliveTimer.name, "phoenix-reply-*"],
+                topic: { .supabase($0, config: SupabaseChannelConfig(receivesOwnBroadcasts: true)) },
+                publishData: { _, n in ["event": "msg", "payload": ["n": .number(JSONNumber(n))]] }, deliversOnlyPublished: true
+            )
         default: nil
         }
     }

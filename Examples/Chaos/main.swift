@@ -2,7 +2,7 @@ import Foundation
 import PeerServers
 import ReferenceServer
 
-// swift run -c release chaos [--schedules N] [--seed S] [--steps K] [--settle-ms MS] [--protocol graphql-ws|socket.io|mqtt|phoenix]
+// swift run -c release chaos [--schedules N] [--seed S] [--steps K] [--settle-ms MS] [--protocol graphql-ws|socket.io|mqtt|phoenix|supabase]
 // Drives sessions through seeded random schedules of lifecycle flips, host calls and real
 // faults, checking DESIGN.md's invariants after every step: on the reference server (the
 // default), or with `--protocol` on a real third-party server (strawberry-graphql,
@@ -96,7 +96,7 @@ do {
     let violations: Int
     if let protocolName {
         guard let peer = PeerChaosProtocol.named(protocolName) else {
-            say("chaos: unknown --protocol \(protocolName) (graphql-ws, socket.io, mqtt or phoenix)")
+            say("chaos: unknown --protocol \(protocolName) (graphql-ws, socket.io, mqtt, phoenix or supabase)")
             exit(2)
         }
         let host = try await PeerHost.start(peer.server)

@@ -37,6 +37,15 @@ struct PeerBackend: Sendable, CustomStringConvertible {
         publishData: ["event": "new_msg", "payload": ["body": "hi"]], needsPublishToDeliver: true, deadLinkBound: .seconds(2)
     )
 
+    /// The scripted Supabase peer: a public channel that echoes and acknowledges broadcasts.
+    /// (Not in the rejected-credentials test: Supabase's 403 is retried a few times first, as
+    /// `SupabaseIntegrationTests` checks.)
+    static let supabase = PeerBackend(
+        app: .supabase, serverProtocol: .supabaseRealtime(apiKey: "anon"), path: "/realtime/v1",
+        topic: .supabase("it", config: SupabaseChannelConfig(receivesOwnBroadcasts: true, acknowledgesBroadcasts: true)),
+        publishData: ["event": "msg", "payload": ["body": "hi"]], needsPublishToDeliver: true, deadLinkBound: .seconds(2)
+    )
+
     func settings(port: Int, auto: Bool = true, token: String = "s3cret", _ configure: (AppSettings.Builder) -> AppSettings.Builder = { $0 }) throws -> AppSettings {
         try configure(
             AppSettings.Builder()
@@ -78,7 +87,7 @@ struct AdapterSessionIntegrationTests {
         }
     }
 
-    @Test("Auto: subscribe, receive, publish acknowledged; background closes at once; foreground resubscribes and says refetch", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
+    @Test("Auto: subscribe, receive, publish acknowledged; background closes at once; foreground resubscribes and says refetch", arguments: [PeerBackend.graphQL, .socketIO, .phoenix, .supabase])
     func auto(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let lifecycle = LifecycleDriver()
@@ -109,7 +118,7 @@ struct AdapterSessionIntegrationTests {
         }
     }
 
-    @Test("Manual: the background watchdog disconnects after its timeout", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
+    @Test("Manual: the background watchdog disconnects after its timeout", arguments: [PeerBackend.graphQL, .socketIO, .phoenix, .supabase])
     func manualWatchdog(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let settings = try backend.settings(port: server.port, auto: false) { $0.backgroundTimeout(.milliseconds(800)) }
@@ -117,7 +126,7 @@ struct AdapterSessionIntegrationTests {
         }
     }
 
-    @Test("the server killed (SIGKILL) and restarted: reconnects, resubscribes, the report says refetch; never two sockets", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
+    @Test("the server killed (SIGKILL) and restarted: reconnects, resubscribes, the report says refetch; never two sockets", arguments: [PeerBackend.graphQL, .socketIO, .phoenix, .supabase])
     func killedAndRestarted(backend: PeerBackend) async throws {
         let first = try await PeerServer.start(backend.app)
         let port = first.port
@@ -151,7 +160,7 @@ struct AdapterSessionIntegrationTests {
         await restarted?.stop()
     }
 
-    @Test("the server stopped (SIGSTOP): the heartbeat or watchdog finds the dead link within its bound", arguments: [PeerBackend.graphQL, .socketIO, .phoenix])
+    @Test("the server stopped (SIGSTOP): the heartbeat or watchdog finds the dead link within its bound", arguments: [PeerBackend.graphQL, .socketIO, .phoenix, .supabase])
     func stopped(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let session = Session(settings: try backend.settings(port: server.port), transport: NIOWebSocketTransport())
