@@ -47,7 +47,14 @@ public enum ProtocolFuzzing {
         for frame in opening { audit.take(machine.receive(frame)) }
         guard audit.isReady else { return "the machine never became ready on a well-formed handshake" }
         audit.requests = [1, 2]
-        audit.take(machine.perform(.subscribe(7, Topic("room-1", options: ["query": "subscription { x }"]), resume: nil)))
+        // Supabase: a private channel resuming with a replay, database changes and presence
+        // tracked, so the frames reach the replay's verdict, the bindings and the announcements.
+        let supabase = adapter == .supabaseRealtime
+        let topic = supabase
+            ? Topic.supabase("room-1", config: SupabaseChannelConfig(postgresChanges: [PostgresChangeFilter(event: "INSERT", table: "t")], isPrivate: true, replayLimit: 5, broadcastOrigin: .databaseOnly))
+            : Topic("room-1", options: ["query": "subscription { x }"])
+        audit.take(machine.perform(.subscribe(7, topic, resume: supabase ? .timestamp(milliseconds: 0) : nil)))
+        if supabase { audit.take(machine.perform(.presence(nil, topic, state: ["s": 1]))) }
         audit.take(machine.perform(.publish(1, Topic("room-1"), ["text": "hi"], key: "k")))
         audit.take(machine.perform(.ping(2)))
         let frames = bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
@@ -57,9 +64,12 @@ public enum ProtocolFuzzing {
         audit.take(machine.receive(.binary(bytes)))
         audit.take(machine.timerFired(WireTimer("socket.io-heartbeat")))
         audit.take(machine.timerFired(MQTT.keepAliveTimer))
-        for timer in ["phoenix-reply-2", "phoenix-rejoin-room-1", "phoenix-rejoin-realtime:room-1", "phoenix-keepalive", "phoenix-keepalive"] {
+        for timer in ["phoenix-reply-2", "phoenix-rejoin-room-1", "phoenix-rejoin-realtime:room-1", "phoenix-replay-end-realtime:room-1", "supabase-token-refresh",
+                      "phoenix-keepalive", "phoenix-keepalive"] {
             audit.take(machine.timerFired(WireTimer(timer)))
         }
+        audit.take(machine.perform(.credentials(nil)))
+        audit.take(machine.perform(.credentials(Secret("fresh"))))
         return audit.problem
     }
 
