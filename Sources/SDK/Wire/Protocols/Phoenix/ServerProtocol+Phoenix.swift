@@ -36,11 +36,18 @@ extension ServerProtocol {
     /// ``Topic/supabase(_:config:)`` (or a plain name with the default config). Messages arrive as
     /// `{"event", "payload"}`: `broadcast`, `postgres_changes`, `presence` (a ``PresenceView``),
     /// and `system` (the server's word on the channel, e.g. "Subscribed to PostgreSQL", or an
-    /// error that stops it: the subscription then ends with that message). A publish's data is
-    /// `{"event": name, "payload": …}`, sent as a broadcast: `acknowledged` on a channel with
-    /// `acknowledgesBroadcasts`, else `sentUnconfirmed`. A private channel with a `replayLimit`
-    /// asks for the broadcasts it missed after a reconnect and is reported caught up; every
-    /// other channel, refetch. See `docs/PROTOCOLS.md`.
+    /// error that stops it: the subscription then ends with that message — but a channel closed
+    /// for its message rate is rejoined with backoff, and one closed for an expired token is
+    /// rejoined with the token provider's next token, which is also asked for before a JWT
+    /// expires). `postgres_changes` arrive only for the events a binding asked for. A publish's
+    /// data is `{"event": name, "payload": …}`, sent as a broadcast: `acknowledged` on a channel
+    /// with `acknowledgesBroadcasts`, else `sentUnconfirmed`. ``Session/track(_:on:)`` announces
+    /// this client's presence, again after every rejoin. After a reconnect a private channel with
+    /// a `replayLimit` replays the database's broadcasts it missed: caught up when those are all
+    /// it carries (``SupabaseChannelConfig/broadcastOrigin``), a gap when the replay did not reach
+    /// back; every other channel, refetch. A 403 at the upgrade is retried after 1, 2 and 4 s
+    /// (Supabase's joins-per-second limit answers 403 too) before it counts as rejected
+    /// credentials. See `docs/PROTOCOLS.md`.
     ///
     /// - Parameters:
     ///   - apiKey: the project's anon (publishable) key, redacted from every log line.
