@@ -125,16 +125,51 @@ def sync_tree():
         handle.write(manifest())
 
 
+def descendants(pid):
+    """Every process below `pid`, from /proc (SwiftPM starts the `*.xctest` runner in a process
+    group of its own: killing `swift test`'s group misses it)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry, encoding="utf-8", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    found, queue = [], [pid]
+    while queue:
+        for child in children.get(queue.pop(), []):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def kill_tree(pid):
+    """SIGKILLs `pid`, its process group and every process below it, whatever group it is in."""
+    below = descendants(pid)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+    for child in [pid] + below:
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 def run(command, timeout=None):
-    """Runs `command` in the copy, in a process group of its own, so that a timeout ends the
-    test process too (not only `swift test`)."""
+    """Runs `command` in the copy, in a process group of its own; a timeout ends the whole tree
+    below it (`kill_tree`), the test runner included."""
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=TREE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         output, _ = process.communicate(timeout=timeout)
         return process.returncode, output, time.monotonic() - started
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_tree(process.pid)
         output, _ = process.communicate()
         return None, output, time.monotonic() - started
 

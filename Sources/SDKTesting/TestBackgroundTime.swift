@@ -31,6 +31,9 @@ public final class TestBackgroundTime: BackgroundTimeProvider {
     public var endedCount: Int { state.withLock { $0.ended } }
     /// Times a grant was ended again (a correct session: 0).
     public var doubleEndCount: Int { state.withLock { $0.doubleEnds } }
+    /// Grants begun, ended and held, read together (one lock): a check of their balance that reads
+    /// them one by one can see a grant begun and not yet counted held, while a host call runs.
+    public var counts: (begun: Int, ended: Int, held: Int) { state.withLock { ($0.begun, $0.ended, $0.held.count) } }
     /// The names the held grants were asked for under.
     public var heldNames: [String] { state.withLock { $0.held.values.map(\.name) } }
 

@@ -38,8 +38,14 @@ extension AppSettings.Builder {
         return host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 
+    /// The scheme and host of a URL that may not parse, and nothing else: no user or password
+    /// (before an `@`), no path, query or fragment (where tokens live).
     static func redactedURL(_ text: String) -> String {
-        // Never echo what might be a credential: keep only up to the host.
-        String(text.prefix(while: { $0 != "@" && $0 != "?" }).prefix(80))
+        let schemeEnd = text.range(of: "://")
+        let scheme = schemeEnd.map { String(text[..<$0.lowerBound]) + "://" } ?? ""
+        let rest = schemeEnd.map { text[$0.upperBound...] } ?? text[...]
+        let authority = rest.prefix { !"/?#".contains($0) }
+        let host = authority.lastIndex(of: "@").map { authority[authority.index(after: $0)...] } ?? authority
+        return String((scheme + host).prefix(80))
     }
 }

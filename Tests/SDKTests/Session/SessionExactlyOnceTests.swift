@@ -32,6 +32,29 @@ struct SessionExactlyOnceTests {
         }
     }
 
+    @Test("once sent, a publish is not withdrawn: its task cancelled while it waits to be re-sent, it still goes again with its key and returns its receipt")
+    func sentPublishNotWithdrawn() async throws {
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            server.loseNextPublishAcknowledgement()
+            server.setRefusingConnections(true)
+            let call = Task { try await session.publish("once", to: "room") }
+            try await status.waitFor(.reconnecting(DisconnectReason.serverClosed("code 1001: dropped before the acknowledgement")))
+            await clock.settle()
+            #expect(session.outboxCount == 1, "back in the outbox, to be re-sent")
+            call.cancel()
+            await clock.settle()
+            #expect(session.outboxCount == 1, "the server may have applied it: not withdrawn")
+            server.setRefusingConnections(false)
+            await clock.advance(by: .seconds(5))  // the retry's backoff, well within the outbox timeout
+            let receipt = await call.result
+            #expect((try? receipt.get())?.sequence == 1, "the first number, not CancellationError: \(receipt)")
+            #expect(server.latestSequence(of: "room") == 1, "applied once")
+            #expect(publishes().count == 2)
+        }
+    }
+
     @Test("every publish carries its own key")
     func keysAreUnique() async throws {
         let session = Session(settings: try .testing(), transport: server.transport(), clock: clock)

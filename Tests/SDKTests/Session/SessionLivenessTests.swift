@@ -113,6 +113,53 @@ struct SessionLivenessTests {
         }
     }
 
+    @Test("credentialsChanged() opens no socket the app did not ask for: Manual before connect(), after disconnect() (a rejection before it included), Auto after disconnect()")
+    func credentialsChangedOpensNothing() async throws {
+        // Manual, never connected.
+        let server = TestServer(tokens: ["good"])
+        let transport = CountingTransport(server.transport())
+        let manual = Session(settings: try .testing(auto: false, token: "good"), transport: transport, clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(manual) { status in
+            await manual.credentialsChanged()
+            await clock.settle()
+            #expect(transport.openedCount == 0, "Manual before connect()")
+            try await manual.connect()
+            await manual.disconnect()
+            try await status.waitFor { if case .disconnected = $0 { true } else { false } }
+            await manual.credentialsChanged()
+            await clock.settle()
+            await clock.advance(by: .seconds(60))
+            #expect(transport.openedCount == 1 && session(manual, isDisconnected: true), "Manual after disconnect(): \(manual.status)")
+        }
+        // Manual, rejected, then disconnect(): the rejection no longer asks for a connection.
+        let refusing = CountingTransport(TestServer(tokens: ["other"]).transport())
+        let rejected = Session(settings: try .testing(auto: false, token: "bad"), transport: refusing, clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(rejected) { status in
+            await #expect(throws: SessionError.self) { try await rejected.connect() }
+            await rejected.disconnect()
+            await rejected.credentialsChanged()
+            await clock.settle()
+            await clock.advance(by: .seconds(60))
+            #expect(refusing.openedCount == 1, "no attempt after disconnect(), though the last one was rejected")
+        }
+        // Auto, after disconnect().
+        let autoTransport = CountingTransport(TestServer(tokens: ["good"]).transport())
+        let auto = Session(settings: try .testing(token: "good"), transport: autoTransport, clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(auto) { status in
+            try await status.waitFor(.connected)
+            await auto.disconnect()
+            try await status.waitFor { if case .disconnected = $0 { true } else { false } }
+            await auto.credentialsChanged()
+            await clock.settle()
+            await clock.advance(by: .seconds(60))
+            #expect(autoTransport.openedCount == 1 && session(auto, isDisconnected: true), "Auto after disconnect(): \(auto.status)")
+        }
+    }
+
+    private func session(_ session: Session, isDisconnected: Bool) -> Bool {
+        if case .disconnected = session.status { isDisconnected } else { !isDisconnected }
+    }
+
     @Test("every state change and policy decision is logged with its reason; the token never is")
     func logging() async throws {
         let secret = "tok-3141592653"

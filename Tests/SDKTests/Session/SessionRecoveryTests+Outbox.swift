@@ -75,6 +75,42 @@ extension SessionRecoveryTests {
         }
     }
 
+    @Test("the outbox waits for an app recovery step that is still running: nothing of it is sent until the step ends")
+    func outboxWaitsForRunningStep() async throws {
+        let server = TestServer()
+        let session = try makeSession(server)
+        let (started, startedSink) = AsyncStream<Void>.makeStream()
+        let (release, releaseSink) = AsyncStream<Void>.makeStream()
+        func publishes() -> Int { server.receivedMessages.filter { if case .publish = $0 { true } else { false } }.count }
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            try await session.addRecoveryStep("hold", after: [.subscription("room")]) { context in
+                guard context.isReplay else { return }
+                startedSink.yield()  // blocks before anything of its own is sent
+                for await _ in release { return }
+            }
+            await lifecycle.background()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 1...2 {
+                    group.addTask { _ = try await session.publish(JSONValue(n), to: "room") }
+                    await session.waitForOutboxCount(n)
+                }
+                await lifecycle.foreground()
+                for await _ in started { break }
+                // Connected, the step running: a publish the app makes now queues behind the two,
+                // and none of them goes out (a flush now would empty the outbox at once).
+                group.addTask { _ = try await session.publish(.number(3), to: "room") }
+                let queued = await session.outboxCountReaches(3, within: .seconds(10))
+                #expect(queued && publishes() == 0 && session.outboxCount == 3, "the step runs: the outbox waits (\(publishes()) sent, \(session.outboxCount) waiting)")
+                releaseSink.yield()
+                try await group.waitForAll()
+            }
+            #expect(publishes() == 3)
+            _ = room
+        }
+    }
+
     @Test("cancelling a publish that waits in the outbox withdraws it: CancellationError, never sent")
     func outboxCancellation() async throws {
         let server = TestServer()

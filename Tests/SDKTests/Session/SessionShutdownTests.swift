@@ -94,10 +94,13 @@ struct SessionShutdownTests {
         let caller = Task { try await session.publish("x", to: "room") }
         await session.waitForOutboxCount(1)
         caller.cancel()
-        let result = await caller.result
-        #expect(throws: CancellationError.self) { try result.get() }
-        #expect(session.outboxCount == 0)
+        // Bounded (a safety net that turns a hang into a failure, never a timing check): then
+        // shutting down resumes every waiter, so awaiting the call cannot hang either.
+        let withdrawn = await session.outboxCountReaches(0, within: .seconds(10))
         await session.shutdown()
+        let result = await caller.result
+        #expect(withdrawn, "the cancelled publish is withdrawn from the outbox")
+        #expect(throws: CancellationError.self, "cancelled, not ended with the session") { try result.get() }
     }
 }
 
@@ -105,6 +108,24 @@ extension Session {
     /// Returns once `count` publishes wait in the outbox.
     func waitForOutboxCount(_ count: Int) async {
         for await value in outboxCountUpdates where value == count { return }
+    }
+
+    /// Indicates that `count` publishes wait in the outbox within `limit` of real time: false
+    /// (instead of a hang) when it never happens.
+    func outboxCountReaches(_ count: Int, within limit: Duration) async -> Bool {
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                for await value in self.outboxCountUpdates where value == count { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
     }
 }
 

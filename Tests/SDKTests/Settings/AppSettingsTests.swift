@@ -134,6 +134,26 @@ struct AppSettingsTests {
         }
     }
 
+    @Test(
+        "a URL that does not parse: the error names its scheme and host only, never its user, password, path, query or fragment",
+        arguments: [
+            "wss://ex ample.com/socket?token=hunter2",
+            "wss://user:hunter2@ex ample.com/",
+            "wss://ex ample.com/hunter2/socket",
+            "wss://ex ample.com/#hunter2",
+        ]
+    )
+    func unparsableURLIsRedacted(url: String) {
+        do {
+            _ = try AppSettings.Builder().serverURL(url).build()
+            Issue.record("expected an error for \(url)")
+        } catch {
+            #expect(error.code == .invalidURL)
+            #expect(error.description.contains("is not a URL") && error.description.contains("ex ample.com"), "\(error)")
+            #expect(!error.description.contains("hunter2") && !error.description.contains("user"), "\(error)")
+        }
+    }
+
     @Test("a token provider may return a plain String (review item 9.6); it reaches the server's auth")
     func plainStringTokenProvider() async throws {
         let server = TestServer(tokens: ["plain"])

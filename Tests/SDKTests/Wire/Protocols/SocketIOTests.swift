@@ -80,7 +80,8 @@ struct SocketIOTests {
     @Test("subscribe is the join event with an ack; messages are routed by their channel; leave on unsubscribe")
     func joinAndMessages() {
         var machine = ready()
-        #expect(sent(machine.perform(.subscribe(7, Topic("room-1"), resume: nil))) == [#"420["join","room-1"]"#])
+        #expect(machine.perform(.subscribe(7, Topic("room-1"), resume: nil)) == [.send(.text(#"420["join","room-1"]"#))],
+                "the join alone: the subscription is made by its ack, not before")
         #expect(machine.receive(.text(#"430[{"ok":true}]"#)) == [.subscribed(7, .live(at: nil))])
         #expect(machine.receive(.text(#"42["message",{"room":"room-1","text":"hi"}]"#)) == [.delivery(7, ["room": "room-1", "text": "hi"], position: nil)])
         #expect(machine.receive(.text(#"42["message",{"room":"room-2","text":"not ours"}]"#)) == [])
@@ -99,7 +100,7 @@ struct SocketIOTests {
     @Test("a join refused in its ack fails the subscription")
     func joinRefused() {
         var machine = ready()
-        _ = machine.perform(.subscribe(7, Topic("secret"), resume: nil))
+        #expect(machine.perform(.subscribe(7, Topic("secret"), resume: nil)) == [.send(.text(#"420["join","secret"]"#))])
         let actions = machine.receive(.text(#"430[{"ok":false,"error":"forbidden"}]"#))
         #expect(actions == [.subscriptionFailed(7, WireFailure(code: "rejected", message: "forbidden", payload: [["ok": false, "error": "forbidden"]]))])
     }

@@ -143,6 +143,29 @@ struct MQTTMachineTests {
         #expect(actions.last == .replied(9, .success(.sentUnconfirmed)))
     }
 
+    @Test("MQTT 5: a PUBACK with a failure reason code (0x80 and up) rejects the publish with it; below 0x80 (0x10, no matching subscribers) is a receipt")
+    func version5PubackReasons() {
+        let config = MQTT(version: .v5, clientID: "c")
+        for (code, refused) in [(UInt8(0x00), false), (0x10, false), (0x7F, false), (0x80, true), (0x87, true), (0x97, true)] {
+            var machine = Self.connected(config)
+            let request = RequestID(code) + 100
+            let sent = Self.packets(machine.perform(.publish(request, Topic("t/1"), ["n": 1], key: "k")), .v5)
+            guard case .publish(let publish)? = sent.first, let id = publish.packetID else {
+                Issue.record("no QoS 1 PUBLISH: \(sent)")
+                continue
+            }
+            let answer = machine.receive(Self.frame(.puback(id, code: code), version: .v5))
+            if refused {
+                let hex = String(code, radix: 16)
+                #expect(answer == [.replied(request, .failure(WireFailure(code: "mqtt_0x\(hex)", message: "the broker refused the publish (PUBACK 0x\(hex))")))],
+                        "0x\(hex)")
+            } else {
+                #expect(answer == [.replied(request, .success(.acknowledged(position: nil, payload: nil)))], "0x\(String(code, radix: 16))")
+            }
+            #expect(machine.state.inFlight.isEmpty, "answered either way: not re-sent")
+        }
+    }
+
     @Test("a re-sent message (DUP) already acknowledged is acknowledged again, not delivered twice — also on the next socket")
     func inboundDuplicates() {
         var machine = Self.connected()
