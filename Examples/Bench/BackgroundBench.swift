@@ -34,7 +34,7 @@ struct BackgroundBench {
             while clock.sleeperCount != expectedSleepers { await Task.yield() }
             let before = clock.wakeUps
             for _ in 0..<(minutes * 60) { await clock.advance(by: .seconds(1)) }
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             result = (clock.wakeUps - before, transport.openConnectionCount)
         }
         return result

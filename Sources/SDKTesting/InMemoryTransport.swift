@@ -35,9 +35,14 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
     /// Returns once exactly `count` sockets of this transport are open (at once if they are):
     /// the transport counts a socket from its open until the session closed it, which can be a
     /// moment after the server saw it go (``TestServer/waitForOpenConnections(_:)``).
-    public func waitForOpenConnections(_ count: Int) async {
+    /// Throws ``WaitTimeout`` after `patience` of real time without it.
+    public func waitForOpenConnections(
+        _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
+    ) async throws {
         let signal = state.withLock { $0.openWaiters.register(target: count, count: $0.open) }
-        await signal?.wait()
+        try await waitWithPatience(
+            signal, patience: patience, expected: "exactly \(count) open socket(s)", found: { "\(state.withLock { $0.open }) open" },
+            file: file, line: line)
     }
 
     public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {

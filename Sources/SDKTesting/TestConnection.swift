@@ -134,14 +134,26 @@ public final class TestConnection: ManagedConnection {
         attempt.opened()
     }
 
-    /// Waits until ``open(_:)`` was called at least `count` times.
-    public func waitForOpenCalls(_ count: Int) async {
-        await state.withLock { $0.openWaiters.register(target: count, count: $0.openCalls) }?.wait()
+    /// Waits until ``open(_:)`` was called at least `count` times; throws ``WaitTimeout`` after
+    /// `patience` of real time without it.
+    public func waitForOpenCalls(
+        _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
+    ) async throws {
+        let signal = state.withLock { $0.openWaiters.register(target: count, count: $0.openCalls) }
+        try await waitWithPatience(
+            signal, patience: patience, expected: "\(count) call(s) of open", found: { "\(state.withLock { $0.openCalls })" },
+            file: file, line: line)
     }
 
-    /// Waits until ``close(_:)`` was called at least `count` times.
-    public func waitForCloseCalls(_ count: Int) async {
-        await state.withLock { $0.closeWaiters.register(target: count, count: $0.closeCalls) }?.wait()
+    /// Waits until ``close(_:)`` was called at least `count` times; throws ``WaitTimeout`` after
+    /// `patience` of real time without it.
+    public func waitForCloseCalls(
+        _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
+    ) async throws {
+        let signal = state.withLock { $0.closeWaiters.register(target: count, count: $0.closeCalls) }
+        try await waitWithPatience(
+            signal, patience: patience, expected: "\(count) call(s) of close", found: { "\(state.withLock { $0.closeCalls })" },
+            file: file, line: line)
     }
 
     private func markOpen(_ id: UInt64) {

@@ -102,16 +102,26 @@ public final class TestServer: Sendable {
     /// The number of connections subscribed to `channel`.
     public func subscriberCount(of channel: String) -> Int { state.withLock { $0.core.subscriberCount(of: channel) } }
 
-    /// Returns once exactly `count` connections are open (at once if they are already).
-    public func waitForOpenConnections(_ count: Int) async {
+    /// Returns once exactly `count` connections are open (at once if they are already); throws
+    /// ``WaitTimeout`` after `patience` of real time without it.
+    public func waitForOpenConnections(
+        _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
+    ) async throws {
         let signal = state.withLock { $0.connectionWaiters.register(target: count, count: $0.connections.count) }
-        await signal?.wait()
+        try await waitWithPatience(
+            signal, patience: patience, expected: "exactly \(count) open connection(s)",
+            found: { "\(openConnectionCount) open" }, file: file, line: line)
     }
 
-    /// Returns once clients have sent at least `count` messages in all.
-    public func waitForReceivedMessages(_ count: Int) async {
+    /// Returns once clients have sent at least `count` messages in all; throws ``WaitTimeout``
+    /// after `patience` of real time without them.
+    public func waitForReceivedMessages(
+        _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
+    ) async throws {
         let signal = state.withLock { $0.messageWaiters.register(target: count, count: $0.received.count) }
-        await signal?.wait()
+        try await waitWithPatience(
+            signal, patience: patience, expected: "\(count) message(s) received",
+            found: { "\(receivedMessages.count): \(receivedMessages)" }, file: file, line: line)
     }
 
     // MARK: What a test does

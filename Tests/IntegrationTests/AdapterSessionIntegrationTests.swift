@@ -80,7 +80,7 @@ struct AdapterSessionIntegrationTests {
         try await PeerServer.withRunning(backend.app) { server in
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: try backend.settings(port: server.port, token: "wrong"), transport: transport)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await expectRejectedWithoutRetry(status, session: session, transport: transport)
                 if case .disconnected(let reason) = session.status { #expect(reason.code == .credentialsRejected) } else { Issue.record("reconnected: \(session.status)") }
             }
@@ -94,7 +94,7 @@ struct AdapterSessionIntegrationTests {
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: try backend.settings(port: server.port), transport: transport, lifecycle: lifecycle)
             var reports = session.recoveryReports.makeAsyncIterator()
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 _ = await reports.next()
                 var messages = try await session.subscribe(to: backend.topic).makeAsyncIterator()
@@ -135,7 +135,7 @@ struct AdapterSessionIntegrationTests {
         var reports = session.recoveryReports.makeAsyncIterator()
         var restarted: PeerServer?
         do {
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 _ = await reports.next()
                 var messages = try await session.subscribe(to: backend.topic).makeAsyncIterator()
@@ -164,7 +164,7 @@ struct AdapterSessionIntegrationTests {
     func stopped(backend: PeerBackend) async throws {
         try await PeerServer.withRunning(backend.app) { server in
             let session = Session(settings: try backend.settings(port: server.port), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 var messages = try await session.subscribe(to: backend.topic).makeAsyncIterator()
                 _ = try await backend.nextMessage(session, &messages)

@@ -33,7 +33,7 @@ struct ControllerIntegrationTests {
             let client = client(port)
             let controller = auto(client)
             try await client.join("room")
-            try await withRunningController(controller) { status in
+            try await withRunningController(controller, patience: .realServer) { status in
                 var messages = client.messages.makeAsyncIterator()
                 try await status.waitFor(.connected)
                 #expect(try await roundTrip(server, &messages, "one"))
@@ -59,7 +59,7 @@ struct ControllerIntegrationTests {
                 connection: client, policy: ManualPolicy(.init(backgroundTimeout: .milliseconds(600), backoff: backoff)), lifecycle: lifecycle,
                 ping: { try await client.ping() }, logger: .silent
             )
-            try await withRunningController(controller) { status in
+            try await withRunningController(controller, patience: .realServer) { status in
                 #expect(controller.status == .disconnected(.notStarted))
                 #expect(server.acceptedConnectionCount == 0)
                 try await controller.connect()
@@ -82,7 +82,7 @@ struct ControllerIntegrationTests {
     func backgroundDuringReconnect() async throws {
         try await withReferenceServer { server, port in
             let controller = auto(client(port))
-            try await withRunningController(controller) { status in
+            try await withRunningController(controller, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 server.updateFaults { $0.refuseConnections = true }
                 server.dropAllConnections()
@@ -102,7 +102,7 @@ struct ControllerIntegrationTests {
         try await withReferenceServer { server, port in
             let client = client(port)
             let controller = auto(client)
-            try await withRunningController(controller) { status in
+            try await withRunningController(controller, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 for _ in 0..<20 {
                     await lifecycle.background()
@@ -121,7 +121,7 @@ struct ControllerIntegrationTests {
     func connectIsSafe() async throws {
         try await withReferenceServer { server, port in
             let controller = auto(client(port))
-            try await withRunningController(controller) { status in
+            try await withRunningController(controller, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 await lifecycle.background()
                 do {
@@ -142,7 +142,7 @@ struct ControllerIntegrationTests {
     func manualDisconnectIsSticky() async throws {
         try await withReferenceServer { server, port in
             let controller = auto(client(port))
-            try await withRunningController(controller) { status in
+            try await withRunningController(controller, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 await controller.disconnect()
                 await server.waitForOpenConnections(0)

@@ -33,7 +33,7 @@ struct HostileServerIntegrationTests {
             // that a loaded machine (TSan, the peer servers starting alongside) can never turn
             // it into "connecting took longer" — that would be a flake, not what is tested.
             let session = Session(settings: try integrationSettings(port: port) { $0.connectTimeout(.seconds(30)) }, transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 var upgrades = server.upgrades.makeAsyncIterator()
                 for attempt in 1...3 {
                     #expect(await upgrades.next() != nil, "upgrade \(attempt)")

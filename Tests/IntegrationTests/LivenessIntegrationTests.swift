@@ -13,7 +13,7 @@ struct LivenessIntegrationTests {
         try await withReferenceServer { server, port in
             let settings = try integrationSettings(port: port) { $0.heartbeat(interval: .milliseconds(200), timeout: .milliseconds(200)) }
             let session = Session(settings: settings, transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 server.updateFaults { $0.freeze = true }
                 let frozenAt = ContinuousClock.now

@@ -35,7 +35,7 @@ struct MQTTIntegrationTests {
     /// Runs a second session, the publisher, for `body`.
     static func withPublisher(_ broker: MQTTBroker, qos: MQTTQoS = .atLeastOnce, _ body: (Session) async throws -> Void) async throws {
         let publisher = Session(settings: try settings(broker, clientID: "publisher", qos: qos), transport: NIOWebSocketTransport())
-        try await withRunningSession(publisher) { status in
+        try await withRunningSession(publisher, patience: .realServer) { status in
             try await status.waitFor(.connected)
             try await body(publisher)
         }
@@ -45,10 +45,10 @@ struct MQTTIntegrationTests {
     func credentials() async throws {
         try await MQTTBroker.withRunning { broker in
             let accepted = Session(settings: try Self.settings(broker, clientID: "good"), transport: NIOWebSocketTransport())
-            try await withRunningSession(accepted) { status in try await status.waitFor(.connected) }
+            try await withRunningSession(accepted, patience: .realServer) { status in try await status.waitFor(.connected) }
             let transport = CountingTransport(NIOWebSocketTransport())
             let rejected = Session(settings: try Self.settings(broker, clientID: "bad", token: "wrong"), transport: transport)
-            try await withRunningSession(rejected) { status in
+            try await withRunningSession(rejected, patience: .realServer) { status in
                 try await expectRejectedWithoutRetry(status, session: rejected, transport: transport)
             }
         }
@@ -58,7 +58,7 @@ struct MQTTIntegrationTests {
     func subscribeAndPublish(version: MQTTVersion) async throws {
         try await MQTTBroker.withRunning { broker in
             let session = Session(settings: try Self.settings(broker, clientID: "app", version: version), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 var messages = try await session.subscribe(to: "sensors/+/temp").makeAsyncIterator()
                 let receipt = try await session.publish(["celsius": 21.5], to: "sensors/kitchen/temp")
@@ -83,7 +83,7 @@ struct MQTTIntegrationTests {
             let transport = CountingTransport(recording)
             let session = Session(settings: try Self.settings(broker, clientID: "phone", version: version), transport: transport, lifecycle: lifecycle)
             var reports = session.recoveryReports.makeAsyncIterator()
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 _ = await reports.next()
                 var messages = try await session.subscribe(to: "chat/room-1").makeAsyncIterator()
@@ -138,7 +138,7 @@ struct MQTTIntegrationTests {
             let lifecycle = LifecycleDriver()
             let auto = RecordingTransport(NIOWebSocketTransport())
             let session = Session(settings: try Self.settings(broker, clientID: "polite-auto", version: version), transport: auto, lifecycle: lifecycle)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 await lifecycle.background()            // the background close
                 try await auto.waitForCloses(1)
@@ -157,7 +157,7 @@ struct MQTTIntegrationTests {
                 settings: try Self.settings(broker, clientID: "polite-manual", version: version, auto: false) { $0.backgroundTimeout(.milliseconds(300)) },
                 transport: manual, lifecycle: manualLifecycle
             )
-            try await withRunningSession(watched) { status in
+            try await withRunningSession(watched, patience: .realServer) { status in
                 try await watched.connect()
                 await manualLifecycle.background()
                 try await status.waitFor(.disconnected(.watchdogExpired))   // the watchdog
@@ -176,7 +176,7 @@ struct MQTTIntegrationTests {
         var reports = session.recoveryReports.makeAsyncIterator()
         var restarted: MQTTBroker?
         do {
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 _ = await reports.next()
                 var messages = try await session.subscribe(to: "alerts/#").makeAsyncIterator()
@@ -228,7 +228,7 @@ struct MQTTIntegrationTests {
         try await MQTTBroker.withRunning { broker in
             let settings = try Self.settings(broker, clientID: "watcher", keepAlive: .seconds(2)) { $0.noHeartbeat() }
             let session = Session(settings: settings, transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 let clock = ContinuousClock()
                 broker.send(SIGSTOP)

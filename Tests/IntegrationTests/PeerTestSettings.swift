@@ -19,7 +19,7 @@ extension AppSettings.Builder {
 func expectManualWatchdog(_ settings: AppSettings, transport: any Transport) async throws {
     let lifecycle = LifecycleDriver()
     let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
-    try await withRunningSession(session) { status in
+    try await withRunningSession(session, patience: .realServer) { status in
         try await session.connect()
         await lifecycle.background()
         #expect(session.status == .connected, "Manual keeps the connection in the background")
@@ -39,4 +39,10 @@ func expectRejectedWithoutRetry(_ status: StatusRecorder, session: Session, tran
     try await Task.sleep(for: .seconds(1))
     #expect(transport.openedCount == opened, "opened \(transport.openedCount - opened) more after the rejection")
     #expect(session.armedTimers == [])
+}
+
+extension Duration {
+    /// How long a status wait against a real server may take before it fails: real backoffs,
+    /// restarts and sanitizer-slowed builds take real time; still well inside the suites' limits.
+    static let realServer = Duration.seconds(40)
 }

@@ -24,7 +24,7 @@ struct PhoenixIntegrationTests {
             let settings = try settings(port: server.port, serverProtocol: .phoenix(keepAlive: .seconds(30))) { $0.noHeartbeat() }
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: settings, transport: transport)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
                 try await status.waitFor(.connected)
@@ -39,7 +39,7 @@ struct PhoenixIntegrationTests {
             let settings = try settings(port: server.port, serverProtocol: .phoenix(keepAlive: .milliseconds(200))) { $0.noHeartbeat() }
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: settings, transport: transport)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 try await Task.sleep(for: .seconds(2))  // real time against a real server's timeout
                 #expect(session.status == .connected && transport.openedCount == 1)
@@ -51,7 +51,7 @@ struct PhoenixIntegrationTests {
     func replies() async throws {
         try await PeerServer.withRunning(.phoenix) { server in
             let session = Session(settings: try settings(port: server.port), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 let room = try await session.subscribe(to: .phoenix("room:replies"))
                 let echo = try await session.publish(["event": "echo", "payload": ["n": 1]], to: "room:replies")
@@ -71,7 +71,7 @@ struct PhoenixIntegrationTests {
         try await PeerServer.withRunning(.phoenix) { server in
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: try settings(port: server.port), transport: transport)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 var messages = try await session.subscribe(to: .phoenix("room:crash")).makeAsyncIterator()
                 #expect(PresenceView(try #require(await messages.next()))?.keys == ["it"])

@@ -14,7 +14,7 @@ struct ReferenceServerIntegrationTests {
         try await withReferenceServer { server, port in
             let lifecycle = LifecycleDriver()
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 let room = try await session.subscribe(to: "room")
                 var messages = room.makeAsyncIterator()
@@ -44,7 +44,7 @@ struct ReferenceServerIntegrationTests {
             let lifecycle = LifecycleDriver()
             let settings = try integrationSettings(port: port, auto: false) { $0.backgroundTimeout(.seconds(3)) }
             let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 #expect(session.status == .disconnected(.notStarted))
                 try await session.connect()
                 try await status.waitFor(.connected)
@@ -77,7 +77,7 @@ struct ReferenceServerIntegrationTests {
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
         let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
-        try await withRunningSession(session) { status in
+        try await withRunningSession(session, patience: .realServer) { status in
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")
             var messages = room.makeAsyncIterator()
@@ -102,7 +102,7 @@ struct ReferenceServerIntegrationTests {
     func credentialsRejected() async throws {
         try await withReferenceServer { server, port in
             let session = Session(settings: try integrationSettings(port: port, token: "wrong"), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 let seen = try await status.waitFor { $0.reason?.code == .credentialsRejected }
                 #expect(seen.last.map { if case .disconnected = $0 { true } else { false } } == true)
                 #expect(session.armedTimers == [], "nothing is scheduled: no retry will come")
@@ -120,7 +120,7 @@ struct ReferenceServerIntegrationTests {
         configuration.faults.frameDelay = .milliseconds(50)
         try await withReferenceServer(configuration) { server, port in
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 let room = try await session.subscribe(to: "room")
                 var messages = room.makeAsyncIterator()
@@ -134,7 +134,7 @@ struct ReferenceServerIntegrationTests {
     func retryAfter() async throws {
         try await withReferenceServer { server, port in
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 try server.closeAllConnections(code: .retryAfter, reason: CloseCode.retryAfterReason(.milliseconds(300)))
                 let start = ContinuousClock.now
@@ -153,7 +153,7 @@ struct ReferenceServerIntegrationTests {
         configuration.faults.frameDelay = .milliseconds(500)
         try await withReferenceServer(configuration) { server, port in
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 await server.waitForUpgradeRequests(1)
                 try server.closeAllConnections(code: .retryAfter, reason: CloseCode.retryAfterReason(.milliseconds(100)))
                 try await status.waitFor(.connected)
@@ -190,7 +190,7 @@ struct ReferenceServerIntegrationTests {
         configuration.faults.freeze = true
         try await withReferenceServer(configuration) { server, port in
             let session = Session(settings: try integrationSettings(port: port) { $0.connectTimeout(.milliseconds(300)) }, transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor { $0.reason?.detail?.contains("connecting took longer") == true }
                 server.updateFaults { $0.freeze = false }
                 try await status.waitFor(.connected)
@@ -202,7 +202,7 @@ struct ReferenceServerIntegrationTests {
     func admin() async throws {
         try await withReferenceServer { server, port in
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 let answer = try await httpGet(port: port, path: "/admin/refuse?on=1")
                 #expect(answer.contains("refuse=true"))
@@ -225,7 +225,7 @@ struct RecoveryIntegrationTests {
         try await withReferenceServer(configuration) { server, port in
             let lifecycle = LifecycleDriver()
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 var subscriptions: [Subscription] = []
                 for index in 0..<20 { subscriptions.append(try await session.subscribe(to: "c\(index)")) }
@@ -262,7 +262,7 @@ struct RecoveryIntegrationTests {
         try await withReferenceServer { server, port in
             let lifecycle = LifecycleDriver(initialState: .background)
             let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
-            try await withRunningSession(session) { _ in
+            try await withRunningSession(session, patience: .realServer) { _ in
                 let room = try await session.subscribe(to: "room")
                 let report = try await session.refresh(within: .seconds(5))
                 #expect(report.trigger == .backgroundRefresh)

@@ -45,7 +45,7 @@ struct SupabaseIntegrationTests {
         try await PeerServer.withRunning(.supabase) { server in
             let session = Session(settings: try settings(port: server.port, auto: false), transport: NIOWebSocketTransport())
             var reports = session.recoveryReports.makeAsyncIterator()
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await session.connect()
                 _ = await reports.next()
                 let open = try await session.subscribe(to: .supabase("open"))
@@ -73,8 +73,8 @@ struct SupabaseIntegrationTests {
         try await PeerServer.withRunning(.supabase) { server in
             let alice = Session(settings: try settings(port: server.port, auto: false), transport: NIOWebSocketTransport())
             let bob = Session(settings: try settings(port: server.port), transport: NIOWebSocketTransport())
-            try await withRunningSession(bob) { bobStatus in
-                try await withRunningSession(alice) { _ in
+            try await withRunningSession(bob, patience: .realServer) { bobStatus in
+                try await withRunningSession(alice, patience: .realServer) { _ in
                     try await bobStatus.waitFor(.connected)
                     var seen = try await bob.subscribe(to: .supabase("lobby", config: SupabaseChannelConfig(presenceKey: "bob"))).makeAsyncIterator()
                     try await alice.connect()
@@ -119,7 +119,7 @@ struct SupabaseIntegrationTests {
                 }
             }
             let session = Session(settings: settings, transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 var room = try await session.subscribe(to: .supabase("tok", config: SupabaseChannelConfig(receivesOwnBroadcasts: true))).makeAsyncIterator()
                 let events = try await Self.events(&room) { $0 == "system" }
@@ -136,7 +136,7 @@ struct SupabaseIntegrationTests {
     func changesAndRateLimit() async throws {
         try await PeerServer.withRunning(.supabase) { server in
             let session = Session(settings: try settings(port: server.port), transport: NIOWebSocketTransport())
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 let config = SupabaseChannelConfig(receivesOwnBroadcasts: true, postgresChanges: [PostgresChangeFilter(event: "INSERT", table: "todos")])
                 var db = try await session.subscribe(to: .supabase("db", config: config)).makeAsyncIterator()
@@ -162,7 +162,7 @@ struct SupabaseIntegrationTests {
             _ = try await httpGet(port: server.port, path: "/refuse?count=2")
             let transport = CountingTransport(NIOWebSocketTransport())
             let session = Session(settings: try settings(port: server.port), transport: transport)
-            try await withRunningSession(session) { status in
+            try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor { $0.reason?.detail?.contains("(2 of 4 in a row)") == true }
                 try await status.waitFor(.connected)
                 #expect(transport.openedCount == 1, "two refusals, then open")

@@ -141,9 +141,9 @@ struct TestServerTests {
         let session = Session(settings: try .testing(), transport: transport, clock: TestClock(), lifecycle: lifecycle)
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
-            await transport.waitForOpenConnections(1)
+            try await transport.waitForOpenConnections(1)
             await lifecycle.background()
-            await transport.waitForOpenConnections(0)
+            try await transport.waitForOpenConnections(0)
             #expect(transport.openConnectionCount == 0 && server.openConnectionCount == 0)
         }
     }

@@ -102,7 +102,7 @@ extension ConnectionControllerTests {
             #expect(time.heldCount == 1)
             await clock.advance(by: .seconds(30))
             try await status.waitFor(.disconnected(.watchdogExpired))
-            await client.waitForCloseCalls(1)
+            try await client.waitForCloseCalls(1)
             #expect(await time.waitForHeld(0, timeout: .seconds(10)))
         }
         #expect(time.begunCount == time.endedCount)
@@ -118,7 +118,7 @@ extension ConnectionControllerTests {
             await lifecycle.background()
             time.expireAll()
             try await status.waitFor { $0.reason == .backgroundTimeExpired }
-            await client.waitForCloseCalls(1)
+            try await client.waitForCloseCalls(1)
             #expect(client.openCount == 0)
         }
     }

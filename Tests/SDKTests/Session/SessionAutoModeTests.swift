@@ -24,7 +24,7 @@ struct SessionAutoModeTests {
             try await status.waitFor(.connected)
             await lifecycle.background()
             #expect(session.status == .disconnected(.appBackgrounded))
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             #expect(session.armedTimers == [], "no timer runs in the background in Auto mode")
             await lifecycle.foreground()
             try await status.waitFor(.connected)
@@ -45,7 +45,7 @@ struct SessionAutoModeTests {
             #expect(try await messages.next()?.sequence == 1)
 
             await lifecycle.background()
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             try server.publish(["n": 2], to: "room")
             try server.publish(["n": 3], to: "room")
             await lifecycle.foreground()
@@ -91,10 +91,10 @@ struct SessionAutoModeTests {
                 await lifecycle.foreground()
             }
             try await status.waitFor(.connected)
-            await server.waitForOpenConnections(1)
+            try await server.waitForOpenConnections(1)
             #expect(transport.doubleSocketAttempts == 0)
             await lifecycle.background()
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
         }
         #expect(transport.openConnectionCount == 0)
         #expect(transport.doubleSocketAttempts == 0)
@@ -197,7 +197,7 @@ struct SessionAutoModeTests {
         let (session, transport) = try makeSession { $0.connectTimeout(.seconds(5)).reconnectBackoff(Backoff(initial: .seconds(1), jitter: 0)) }
         try await withRunningSession(session) { status in
             try await status.waitFor(.connecting)
-            await server.waitForOpenConnections(1)
+            try await server.waitForOpenConnections(1)
             await clock.advance(by: .seconds(5))
             try await status.waitFor { if case .reconnecting(let reason) = $0 { reason.code == .error } else { false } }
             server.setFrozen(false)
@@ -250,7 +250,7 @@ struct SessionAutoModeTests {
             server.setFrozen(true)
             try await confirmation { timedOut in
                 async let result: UInt64? = session.publish("x", to: "room").sequence
-                await server.waitForReceivedMessages(2)  // authenticate, publish
+                try await server.waitForReceivedMessages(2)  // authenticate, publish
                 await clock.advance(by: .seconds(3))
                 do {
                     _ = try await result

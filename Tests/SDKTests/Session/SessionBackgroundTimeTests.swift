@@ -54,7 +54,7 @@ struct SessionBackgroundTimeTests {
             await clock.advance(by: .seconds(25))
             time.expireAll()
             try await status.waitFor(.disconnected(.backgroundTimeExpired))
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             await expectBalanced()
             await clock.advance(by: .seconds(60))
             #expect(session.status == .disconnected(.backgroundTimeExpired), "Manual's rule for a loss in the background: only connect() reconnects")
@@ -70,7 +70,7 @@ struct SessionBackgroundTimeTests {
         let transport = ScriptedTransport(subprotocol: "graphql-transport-ws", closeGate: gate)
         let settings = try AppSettings.testing { $0.serverProtocol(.graphQLTransportWS()) }
         let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: lifecycle, backgroundTime: time)
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             _ = await log.nextSent()
             transport.push(#"{"type":"connection_ack"}"#)
@@ -120,14 +120,14 @@ struct SessionBackgroundTimeTests {
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             await lifecycle.background()
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             await expectBalanced("released once Auto's close was written")
             let begunBefore = time.begunCount
             let refreshing = Task { try await session.refresh(within: .seconds(25)) }
-            await server.waitForOpenConnections(1)
+            try await server.waitForOpenConnections(1)
             #expect(time.heldCount == 1, "held while the refresh's connection is open")
             _ = try await refreshing.value
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             await expectBalanced()
             #expect(time.begunCount == begunBefore + 1)
         }

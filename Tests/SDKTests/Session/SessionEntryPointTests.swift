@@ -25,7 +25,7 @@ struct SessionEntryPointTests {
         try await status.waitFor(.connected, after: status.mark())
         await session.shutdown()
         #expect(session.status == .disconnected(.sessionEnded))
-        await server.waitForOpenConnections(0)
+        try await server.waitForOpenConnections(0)
         #expect(server.acceptedConnectionCount == 2)
         await #expect(throws: SessionError.self) { try await session.connect() }
         _ = room
@@ -104,7 +104,7 @@ struct SessionEntryPointTests {
     func streamsEndAtShutdown() async throws {
         let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, lifecycle: lifecycle)
         var statuses = session.statusUpdates.makeAsyncIterator()
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let reports = PatientReader(session.recoveryReports)
         var counts = session.outboxCountUpdates.makeAsyncIterator()
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)

@@ -43,10 +43,10 @@ struct SessionHandshakeTests {
             try await withThrowingTaskGroup(of: UInt64?.self) { group in
                 for n in 1...2 {
                     group.addTask { try await session.publish(JSONValue(n), to: "room").sequence }
-                    await session.waitForOutboxCount(n)
+                    try await session.waitForOutboxCount(n)
                 }
                 for n in 1...3 { try server.publish(JSONValue(n * 10), to: "room") }
-                var reports = session.recoveryReports.makeAsyncIterator()
+                let reports = PatientReader(session.recoveryReports)
                 let before = server.receivedMessages.count
                 server.setAnswerDelay(.milliseconds(100), on: clock)
                 await lifecycle.foreground()
@@ -89,7 +89,7 @@ struct SessionHandshakeTests {
                             return error
                         }
                     }
-                    await session.waitForOutboxCount(n)
+                    try await session.waitForOutboxCount(n)
                 }
                 server.setRejectingCredentials(true)
                 server.setAnswerDelay(.milliseconds(50), on: clock)
@@ -120,7 +120,7 @@ struct SessionHandshakeTests {
             await clock.settle()
             #expect(session.status == .connecting)
             let subscribing = Task { try await session.subscribe(to: "late") }
-            await server.waitForReceivedMessages(2)
+            try await server.waitForReceivedMessages(2)
             #expect(server.receivedMessages.map(kind) == ["auth", "subscribe late since -"])
             await clock.advance(by: .milliseconds(100))
             let late = try await subscribing.value
@@ -143,12 +143,12 @@ struct SessionHandshakeTests {
         )
         server.setAnswerDelay(.seconds(60), on: clock)
         try await withRunningSession(session) { _ in
-            await server.waitForReceivedMessages(1)
+            try await server.waitForReceivedMessages(1)
             #expect(session.status == .connecting)
             // Not connected: the doc promises it returns at once, the subscription starting
             // with the next connection.
             let subscribing = Task { try await session.subscribe(to: "room") }
-            await server.waitForReceivedMessages(2)
+            try await server.waitForReceivedMessages(2)
             server.setAnswerDelay(nil, on: clock)
             await clock.advance(by: .seconds(30))
             let room = try await subscribing.value
@@ -199,7 +199,7 @@ struct SessionHandshakeTests {
             let news = try await session.subscribe(to: "news")
             await lifecycle.background()
             for n in 1...3 { try server.publish(JSONValue(n), to: "room") }
-            var reports = session.recoveryReports.makeAsyncIterator()
+            let reports = PatientReader(session.recoveryReports)
             let before = server.receivedMessages.count
             server.setAnswerDelay(.milliseconds(100), on: clock)
             await lifecycle.foreground()
@@ -231,7 +231,7 @@ struct SessionHandshakeTests {
         let session = Session(settings: try .testing(auto: false), transport: transport, clock: clock, lifecycle: lifecycle)
         try await withRunningSession(session) { status in
             let published = Task { try await session.publish("x", to: "room") }
-            await session.waitForOutboxCount(1)
+            try await session.waitForOutboxCount(1)
             await #expect(throws: SessionError.self) { try await session.connect() }
             let error = await #expect(throws: SessionError.self) { try await published.value }
             #expect(error?.code == .rejected)

@@ -19,10 +19,10 @@ struct SessionLivenessTests {
             try await status.waitFor(.connected)
             #expect(session.armedTimers == [.heartbeat])
             await clock.advance(by: .seconds(25))  // a ping, answered: the next one is armed
-            await log.waitFor(count: 2) { $0.message.hasPrefix("heartbeat armed") }
+            try await log.waitFor(count: 2) { $0.message.hasPrefix("heartbeat armed") }
             server.setFrozen(true)
             await clock.advance(by: .seconds(25))  // a ping, unanswered
-            await server.waitForReceivedMessages(3)
+            try await server.waitForReceivedMessages(3)
             await clock.advance(by: .seconds(9))
             #expect(session.status == .connected)
             await clock.advance(by: .seconds(1))
@@ -45,7 +45,7 @@ struct SessionLivenessTests {
             server.setFrozen(true)
             await #expect(throws: SessionError.self) {
                 async let ping: Void = session.ping()
-                await server.waitForReceivedMessages(2)
+                try await server.waitForReceivedMessages(2)
                 await clock.advance(by: .seconds(10))
                 try await ping
             }
@@ -92,7 +92,7 @@ struct SessionLivenessTests {
             await lifecycle.background()
             server.setFrozen(true)
             await lifecycle.foreground()
-            await server.waitForReceivedMessages(2)  // auth, the probe
+            try await server.waitForReceivedMessages(2)  // auth, the probe
             await clock.advance(by: .seconds(2))
             try await status.waitFor { $0.reason?.detail?.contains("half-open") == true }
         }
@@ -205,15 +205,20 @@ final class LogWaiter: Sendable {
         for signal in ready { signal.fire() }
     }
 
-    /// Returns once `count` records match `predicate`.
-    func waitFor(count: Int = 1, _ predicate: @escaping @Sendable (LogRecord) -> Bool) async {
+    /// Returns once `count` records match `predicate`; throws after 10 s of real time without
+    /// them, with the records there were.
+    func waitFor(
+        count: Int = 1, file: StaticString = #fileID, line: UInt = #line, _ predicate: @escaping @Sendable (LogRecord) -> Bool
+    ) async throws {
         let signal: OneShot? = state.withLock { state in
             guard state.records.filter(predicate).count < count else { return nil }
             let signal = OneShot()
             state.waiters.append((predicate, count, signal))
             return signal
         }
-        await signal?.wait()
+        try await waitWithPatience(
+            signal, patience: .seconds(10), expected: "\(count) matching log record(s)",
+            found: { "\(records.map(\.message))" }, file: file, line: line)
     }
 }
 

@@ -38,7 +38,7 @@ struct SessionMQTTTests {
         let transport = ScriptedTransport(subprotocol: "mqtt")
         let session = Session(settings: try .testing { $0.serverProtocol(.mqtt(clientID: "phone")) }, transport: transport, clock: clock)
         var broker = Broker(log: ScriptedLog(transport))
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let reports = PatientReader(session.recoveryReports)
         try await withRunningSession(session) { status in
             #expect(await broker.next() == .connect(MQTTConnect(clientID: "phone", cleanStart: false, keepAlive: 60, password: Array("test-token".utf8))))
             Self.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))

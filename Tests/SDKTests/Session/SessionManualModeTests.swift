@@ -40,7 +40,7 @@ struct SessionManualModeTests {
             #expect(session.status == .connected)
             await clock.advance(by: .milliseconds(1))
             try #require(session.status == .disconnected(.watchdogExpired))
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             #expect(session.armedTimers == [])
         }
     }
@@ -127,7 +127,7 @@ struct SessionManualModeTests {
             try await status.waitFor(.reconnecting(DisconnectReason(.networkLost, detail: "reset")))
             try await status.waitFor(.connected)
             #expect(transport.openedConnectionCount == 2)
-            await server.waitForReceivedMessages(4)  // auth, subscribe, auth, subscribe
+            try await server.waitForReceivedMessages(4)  // auth, subscribe, auth, subscribe
             #expect(server.subscriberCount(of: "news") == 1)
             withExtendedLifetime(subscription) {}
         }
@@ -190,7 +190,7 @@ struct SubscriptionTests {
             #expect(server.subscriberCount(of: "news") == 1)
             #expect(subscription?.channel == "news")
             subscription = nil
-            await server.waitForReceivedMessages(3)  // auth, subscribe, unsubscribe
+            try await server.waitForReceivedMessages(3)  // auth, subscribe, unsubscribe
             #expect(server.subscriberCount(of: "news") == 0)
             #expect(session.subscribedChannels.isEmpty)
         }
@@ -210,7 +210,7 @@ struct SubscriptionTests {
             let subscription = try await session.subscribe(to: "later")
             #expect(server.subscriberCount(of: "later") == 0)
             try await session.connect()
-            await server.waitForReceivedMessages(2)
+            try await server.waitForReceivedMessages(2)
             #expect(server.subscriberCount(of: "later") == 1)
             try server.publish("hello", to: "later")
             var iterator = subscription.makeAsyncIterator()

@@ -44,7 +44,7 @@ struct SessionOpaquePositionTests {
         let transport = ScriptedTransport(subprotocol: nil)
         let settings = try AppSettings.testing { $0.serverProtocol(.adapter(CursorProtocol(), name: "cursor")) }
         let session = Session(settings: settings, transport: transport, clock: clock)
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")

@@ -46,8 +46,8 @@ struct SessionPhoenixTests {
     func autoJoinAndRejoin() async throws {
         let transport = ScriptedTransport()
         let session = try session(transport)
-        var log = ScriptedLog(transport)
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let log = ScriptedLog(transport)
+        let reports = PatientReader(session.recoveryReports)
         try await withRunningSession(session) { status in
             #expect(await log.next() == .opened(Self.socketURL, subprotocols: []))
             try await status.waitFor(.connected)
@@ -155,7 +155,7 @@ struct SessionPhoenixTests {
     func manual() async throws {
         let transport = ScriptedTransport()
         let session = try session(transport, auto: false)
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             let connecting = Task { try await session.connect() }
             try await status.waitFor(.connected)

@@ -34,8 +34,8 @@ struct SessionProtocolAdapterTests {
     func graphQL() async throws {
         let transport = ScriptedTransport(subprotocol: "graphql-transport-ws")
         let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
-        var log = ScriptedLog(transport)
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let log = ScriptedLog(transport)
+        let reports = PatientReader(session.recoveryReports)
         try await withRunningSession(session) { status in
             #expect(await log.next() == .opened(endpoint, subprotocols: ["graphql-transport-ws"]))
             #expect(await log.nextSent() == #"{"payload":{"token":"test-token"},"type":"connection_init"}"#)
@@ -140,7 +140,7 @@ struct SessionProtocolAdapterTests {
     func wrongSubprotocol() async throws {
         let transport = ScriptedTransport(subprotocol: nil)
         let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             let seen = try await status.waitFor { if case .disconnected(let reason) = $0 { reason.code == .error } else { false } }
             #expect(seen.last.map { "\($0)" }?.contains("subprotocol none, not graphql-transport-ws") == true)
@@ -158,7 +158,7 @@ struct SessionProtocolAdapterTests {
         let refusal = TransportError(.handshakeFailed, "the server answered \(code)", httpStatus: code)
         let transport = ScriptedTransport(subprotocol: "graphql-transport-ws", refusals: [refusal])
         let session = try session(transport) { $0.serverProtocol(.graphQLTransportWS()) }
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             if code == 403 {
                 try await status.waitFor { if case .disconnected(let reason) = $0 { reason.code == .credentialsRejected } else { false } }
@@ -182,7 +182,7 @@ struct SessionProtocolAdapterTests {
             $0.serverProtocol(.socketIO(acknowledgesPublishes: false, credentialsInQuery: "token"))
                 .logging(minimumLevel: .debug) { record in lines.withLock { $0.append(record.message) } }
         }
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         var texts = [session.settings.description, String(reflecting: session.settings)]
         try await withRunningSession(session) { status in
             #expect(await log.next() == .opened(URL(string: tokenURL)!, subprotocols: []))
@@ -222,7 +222,7 @@ struct SessionProtocolAdapterTests {
         let session = try session(transport, auto: false) {
             $0.serverProtocol(.socketIO()).heartbeat(interval: .seconds(1), timeout: .seconds(1))
         }
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             let connecting = Task { try await session.connect() }
             _ = await log.next()

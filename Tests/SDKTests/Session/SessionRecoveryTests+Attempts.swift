@@ -10,7 +10,7 @@ extension SessionRecoveryTests {
     func reportAcrossFailedAttempts() async throws {
         let server = TestServer()
         let session = try makeSession(server) { $0.reconnectBackoff(Backoff(initial: .seconds(1), multiplier: 2, maximum: .seconds(8), jitter: 0)) }
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let reports = PatientReader(session.recoveryReports)
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             #expect(await reports.next()?.trigger == .launch)

@@ -14,9 +14,9 @@ extension SessionRecoveryTests {
             try await withThrowingTaskGroup(of: (Int, UInt64).self) { group in
                 for n in 1...5 {
                     group.addTask { (n, try await session.publish(JSONValue(n), to: "room").sequence ?? 0) }
-                    await session.waitForOutboxCount(n)
+                    try await session.waitForOutboxCount(n)
                 }
-                var reports = session.recoveryReports.makeAsyncIterator()
+                let reports = PatientReader(session.recoveryReports)
                 await lifecycle.foreground()
                 var results: [Int: UInt64] = [:]
                 for try await (n, sequence) in group { results[n] = sequence }
@@ -58,13 +58,13 @@ extension SessionRecoveryTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for n in 1...3 {
                     group.addTask { _ = try await session.publish(JSONValue(n), to: "room") }
-                    await session.waitForOutboxCount(n)
+                    try await session.waitForOutboxCount(n)
                 }
                 await lifecycle.foreground()
                 for await _ in started { break }
                 // Connected, the replay held by the step, three publishes waiting: a fourth queues.
                 group.addTask { _ = try await session.publish(.number(4), to: "room") }
-                await session.waitForOutboxCount(4)
+                try await session.waitForOutboxCount(4)
                 releaseSink.yield()
                 try await group.waitForAll()
             }
@@ -94,7 +94,7 @@ extension SessionRecoveryTests {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for n in 1...2 {
                     group.addTask { _ = try await session.publish(JSONValue(n), to: "room") }
-                    await session.waitForOutboxCount(n)
+                    try await session.waitForOutboxCount(n)
                 }
                 await lifecycle.foreground()
                 for await _ in started { break }
@@ -119,11 +119,11 @@ extension SessionRecoveryTests {
             try await status.waitFor(.connected)
             await lifecycle.background()
             let first = Task { try await session.publish(.number(1), to: "room") }
-            await session.waitForOutboxCount(1)
+            try await session.waitForOutboxCount(1)
             let second = Task { try await session.publish(.number(2), to: "room") }
-            await session.waitForOutboxCount(2)
+            try await session.waitForOutboxCount(2)
             second.cancel()
-            await session.waitForOutboxCount(1)
+            try await session.waitForOutboxCount(1)
             await #expect(throws: CancellationError.self) { try await second.value }
             // A publish from a task cancelled before it is queued never enters the outbox.
             let early = Task {
@@ -133,7 +133,7 @@ extension SessionRecoveryTests {
             await #expect(throws: CancellationError.self) { try await early.value }
             #expect(session.outboxCount == 1)
             let third = Task { try await session.publish(.number(3), to: "room") }
-            await session.waitForOutboxCount(2)
+            try await session.waitForOutboxCount(2)
             await lifecycle.foreground()
             #expect(try await first.value.sequence == 1)
             #expect(try await third.value.sequence == 2)
@@ -153,9 +153,9 @@ extension SessionRecoveryTests {
             await lifecycle.background()
             try await withThrowingTaskGroup(of: UInt64.self) { group in
                 group.addTask { try await session.publish("a", to: "room").sequence ?? 0 }
-                await session.waitForOutboxCount(1)
+                try await session.waitForOutboxCount(1)
                 group.addTask { try await session.publish("b", to: "room").sequence ?? 0 }
-                await session.waitForOutboxCount(2)
+                try await session.waitForOutboxCount(2)
                 do {
                     _ = try await session.publish("c", to: "room")
                     Issue.record("a third publish fit into an outbox of two")
@@ -185,7 +185,7 @@ extension SessionRecoveryTests {
                             timedOut()
                         }
                     }
-                    await session.waitForOutboxCount(1)
+                    try await session.waitForOutboxCount(1)
                     #expect(session.armedTimers == [.outbox])
                     await lifecycle.background()
                     #expect(session.armedTimers == [])
@@ -210,7 +210,7 @@ extension SessionRecoveryTests {
                     outcome.withLock { $0 = (error as? SessionError)?.code }
                 }
             }
-            await session.waitForOutboxCount(1)
+            try await session.waitForOutboxCount(1)
             await session.shutdown()
             await task.value
         }

@@ -11,11 +11,11 @@ extension SessionRecoveryTests {
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")
             await lifecycle.background()
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             try server.publish("missed", to: "room")
             try await withThrowingTaskGroup(of: UInt64.self) { group in
                 group.addTask { try await session.publish("queued", to: "room").sequence ?? 0 }
-                await session.waitForOutboxCount(1)
+                try await session.waitForOutboxCount(1)
                 let report = try await session.refresh(within: .seconds(20))
                 #expect(report.trigger == .backgroundRefresh)
                 #expect(report.caughtUp == ["room": 1])
@@ -23,7 +23,7 @@ extension SessionRecoveryTests {
                 #expect(try await group.next() == 2)
             }
             #expect(session.status == .disconnected(.appBackgrounded))
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             #expect(session.armedTimers == [])
             var messages = room.makeAsyncIterator()
             #expect(try await messages.next()?.data == "missed")
@@ -66,13 +66,13 @@ extension SessionRecoveryTests {
                             timedOut()
                         }
                     }
-                    await server.waitForReceivedMessages(1)
+                    try await server.waitForReceivedMessages(1)
                     await clock.advance(by: .seconds(5))
                     try await group.waitForAll()
                 }
             }
             #expect(session.status == .disconnected(.notStarted))
-            await server.waitForOpenConnections(0)
+            try await server.waitForOpenConnections(0)
             #expect(session.armedTimers == [])
         }
     }

@@ -9,7 +9,7 @@ extension SessionRecoveryTests {
     func triggers() async throws {
         let server = TestServer()
         let session = try makeSession(server)
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let reports = PatientReader(session.recoveryReports)
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             #expect(await reports.next()?.trigger == .launch)

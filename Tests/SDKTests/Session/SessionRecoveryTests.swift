@@ -19,7 +19,7 @@ struct SessionRecoveryTests {
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")
             let news = try await session.subscribe(to: "news")
-            var reports = session.recoveryReports.makeAsyncIterator()
+            let reports = PatientReader(session.recoveryReports)
             await lifecycle.background()
             for n in 1...3 { try server.publish(JSONValue(n), to: "room") }
             await lifecycle.foreground()
@@ -42,7 +42,7 @@ struct SessionRecoveryTests {
         let session = try makeSession(server, auto: false)
         try await withRunningSession(session) { _ in
             let room = try await session.subscribe(to: "room")
-            var reports = session.recoveryReports.makeAsyncIterator()
+            let reports = PatientReader(session.recoveryReports)
             try await session.connect()
             let first = try #require(await reports.next())
             #expect(first.trigger == .appConnect)
@@ -63,7 +63,7 @@ struct SessionRecoveryTests {
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")
-            var reports = session.recoveryReports.makeAsyncIterator()
+            let reports = PatientReader(session.recoveryReports)
             await lifecycle.background()
             for n in 1...5 { try server.publish(JSONValue(n), to: "room") }
             await lifecycle.foreground()
@@ -85,7 +85,7 @@ struct SessionRecoveryTests {
             try await status.waitFor(.connected)
             let room = try await session.subscribe(to: "room")
             let news = try await session.subscribe(to: "news")
-            var reports = session.recoveryReports.makeAsyncIterator()
+            let reports = PatientReader(session.recoveryReports)
             await lifecycle.background()
             server.setRejectingSubscriptions(to: ["room"])
             try server.publish("fresh", to: "news")
@@ -128,7 +128,7 @@ struct SessionRecoveryTests {
                     throw SessionError(.rejected, "not yet")
                 }
             }
-            var reports = session.recoveryReports.makeAsyncIterator()
+            let reports = PatientReader(session.recoveryReports)
             await clock.advance(by: .seconds(60))  // a working connection: its loss is retried at once
             server.dropAllConnections()
             let report = try #require(await reports.next())

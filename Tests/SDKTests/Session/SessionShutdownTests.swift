@@ -92,7 +92,7 @@ struct SessionShutdownTests {
     func publishBeforeRunHonoursCancellation() async throws {
         let session = Session(settings: try .testing(auto: false), transport: server.transport(), clock: clock)
         let caller = Task { try await session.publish("x", to: "room") }
-        await session.waitForOutboxCount(1)
+        try await session.waitForOutboxCount(1)
         caller.cancel()
         // Bounded (a safety net that turns a hang into a failure, never a timing check): then
         // shutting down resumes every waiter, so awaiting the call cannot hang either.
@@ -105,9 +105,12 @@ struct SessionShutdownTests {
 }
 
 extension Session {
-    /// Returns once `count` publishes wait in the outbox.
-    func waitForOutboxCount(_ count: Int) async {
-        for await value in outboxCountUpdates where value == count { return }
+    /// Returns once `count` publishes wait in the outbox; throws after 10 s of real time without
+    /// it (a safety net that turns a hang into a failure with a message).
+    func waitForOutboxCount(_ count: Int, file: StaticString = #fileID, line: UInt = #line) async throws {
+        guard await outboxCountReaches(count, within: .seconds(10)) else {
+            throw WaitTimeout(expected: "\(count) publish(es) in the outbox", found: "\(outboxCount)", patience: .seconds(10), file: "\(file)", line: line)
+        }
     }
 
     /// Indicates that `count` publishes wait in the outbox within `limit` of real time: false

@@ -64,7 +64,7 @@ extension SessionSupabaseTests {
         let refusal = TransportError(.handshakeFailed, "the server answered 403", httpStatus: 403)
         let transport = ScriptedTransport(refusals: Array(repeating: refusal, count: 6))
         let session = try session(transport, token: Locked("jwt"))
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             for attempt in 1...4 {
                 #expect(await log.next() == .opened(Self.socketURL, subprotocols: []), "attempt \(attempt)")

@@ -54,7 +54,7 @@ struct SessionSupabaseTests {
         let transport = ScriptedTransport()
         let token = Locked("jwt-1")
         let session = try session(transport, token: token)
-        var log = ScriptedLog(transport)
+        let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             #expect(await log.next() == .opened(Self.socketURL, subprotocols: []))
             try await status.waitFor(.connected)
@@ -76,7 +76,7 @@ struct SessionSupabaseTests {
         let transport = ScriptedTransport()
         let session = try session(transport, token: Locked("jwt"))
         var log = ScriptedLog(transport)
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let reports = PatientReader(session.recoveryReports)
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             _ = await reports.next()
@@ -99,7 +99,7 @@ struct SessionSupabaseTests {
         let transport = ScriptedTransport()
         let session = try session(transport, token: Locked("jwt"))
         var log = ScriptedLog(transport)
-        var reports = session.recoveryReports.makeAsyncIterator()
+        let reports = PatientReader(session.recoveryReports)
         let room = Topic.supabase("room1", config: SupabaseChannelConfig(isPrivate: true, replayLimit: limit, broadcastOrigin: origin))
         var result: (RecoveryReport, [String])?
         try await withRunningSession(session) { status in

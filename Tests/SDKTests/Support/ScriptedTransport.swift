@@ -1,5 +1,6 @@
 import Foundation
 import SDK
+import Testing
 
 /// A transport through which a test plays the server of any protocol, frame by frame: it sees
 /// every open (URL and offered subprotocols), every frame the session sends and every close, in
@@ -110,30 +111,38 @@ final class ScriptedTransport: Transport {
 
 /// Reads a ``ScriptedTransport``'s log in order.
 struct ScriptedLog {
-    private var iterator: AsyncStream<ScriptedTransport.Event>.Iterator
+    private let reader: PatientReader<ScriptedTransport.Event>
 
-    init(_ transport: ScriptedTransport) { iterator = transport.log.makeAsyncIterator() }
+    init(_ transport: ScriptedTransport) { reader = PatientReader(transport.log) }
 
-    mutating func next() async -> ScriptedTransport.Event? { await iterator.next() }
+    /// The next event; `nil` when the log ended, or (an issue recorded) when nothing came for
+    /// 10 s of real time.
+    func next(sourceLocation: SourceLocation = #_sourceLocation) async -> ScriptedTransport.Event? {
+        await reader.next(sourceLocation: sourceLocation)
+    }
 
     /// The next frame the session sent (opens and closes on the way are returned in `skipped`).
-    mutating func nextSent(skipped: inout [ScriptedTransport.Event]) async -> String? {
-        while let event = await iterator.next() {
+    func nextSent(
+        skipped: inout [ScriptedTransport.Event], sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> String? {
+        while let event = await next(sourceLocation: sourceLocation) {
             if case .sent(let text) = event { return text }
             skipped.append(event)
         }
         return nil
     }
 
-    mutating func nextSent() async -> String? {
+    func nextSent(sourceLocation: SourceLocation = #_sourceLocation) async -> String? {
         var skipped: [ScriptedTransport.Event] = []
-        return await nextSent(skipped: &skipped)
+        return await nextSent(skipped: &skipped, sourceLocation: sourceLocation)
     }
 
     /// The next binary frame the session sent (opens and closes on the way are returned in
     /// `skipped`).
-    mutating func nextBinary(skipped: inout [ScriptedTransport.Event]) async -> [UInt8]? {
-        while let event = await iterator.next() {
+    func nextBinary(
+        skipped: inout [ScriptedTransport.Event], sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> [UInt8]? {
+        while let event = await next(sourceLocation: sourceLocation) {
             if case .sentBinary(let bytes) = event { return bytes }
             skipped.append(event)
         }

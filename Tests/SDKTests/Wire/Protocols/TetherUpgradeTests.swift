@@ -11,11 +11,9 @@ struct TetherUpgradeTests {
     let codec = JSONWireCodec()
     let endpoint = URL(string: "wss://chat.example.com/")!
 
-    func sent(_ actions: [WireAction]) -> [ClientMessage] {
-        actions.compactMap { action in
-            guard case .send(let frame) = action else { return nil }
-            return try? codec.decodeClientMessage(frame)
-        }
+    /// The client messages sent among `actions`; every other action must be exactly `others`.
+    func sent(_ actions: [WireAction], besides others: [WireAction] = [], sourceLocation: SourceLocation = #_sourceLocation) -> [ClientMessage] {
+        frames(of: actions, besides: others, sourceLocation: sourceLocation).compactMap { try? codec.decodeClientMessage($0) }
     }
 
     func frame(_ message: ServerMessage) -> TransportFrame { try! codec.encode(message) }
@@ -117,7 +115,7 @@ struct TetherUpgradeTests {
         let handshake = TetherProtocol().handshake(endpoint: endpoint, credentials: Secret("t"), resuming: resume([("room", 3)]))
         var machine = TetherProtocol().makeConnectionMachine(continuing: nil, handshake: handshake, subprotocol: nil)
         let start = machine.start(credentials: Secret("t"))
-        #expect(sent(start) == [.authenticate(id: 1, token: Secret("t"))])
+        #expect(sent(start, besides: [.pipelining]) == [.authenticate(id: 1, token: Secret("t"))])
         #expect(start.last == .pipelining)
         #expect(sent(machine.perform(.subscribe(70, Topic("room"), resume: .sequence(3)))) == [.subscribe(id: 2, channel: "room", since: 3)])
     }
