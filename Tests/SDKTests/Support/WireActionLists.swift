@@ -15,3 +15,54 @@ func frames(
     #expect(rest == others, "the actions besides the frames", sourceLocation: sourceLocation)
     return frames
 }
+
+/// What an action is, without its payload: for setup steps whose action list is pinned by its
+/// shape (an extra, missing or early action fails) while the payloads are pinned elsewhere.
+enum ActionKind: Hashable, CustomStringConvertible {
+    case send, ready, pipelining, subscribed, subscriptionFailed, subscriptionEnded, delivery, replied, arm, cancel, end
+    case credentialsNeeded
+
+    init(_ action: WireAction) {
+        self = switch action {
+        case .send: .send
+        case .ready: .ready
+        case .pipelining: .pipelining
+        case .subscribed: .subscribed
+        case .subscriptionFailed: .subscriptionFailed
+        case .subscriptionEnded: .subscriptionEnded
+        case .delivery: .delivery
+        case .replied: .replied
+        case .arm: .arm
+        case .cancel: .cancel
+        case .end: .end
+        case .credentialsNeeded: .credentialsNeeded
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .send: "send"
+        case .ready: "ready"
+        case .pipelining: "pipelining"
+        case .subscribed: "subscribed"
+        case .subscriptionFailed: "subscriptionFailed"
+        case .subscriptionEnded: "subscriptionEnded"
+        case .delivery: "delivery"
+        case .replied: "replied"
+        case .arm: "arm"
+        case .cancel: "cancel"
+        case .end: "end"
+        case .credentialsNeeded: "credentialsNeeded"
+        }
+    }
+}
+
+/// Records an issue unless `actions` are, in order, of `kinds` (a setup step's whole action
+/// list, by shape); returns them.
+@discardableResult
+func expectKinds(
+    _ actions: [WireAction], _ kinds: [ActionKind], sourceLocation: SourceLocation = #_sourceLocation
+) -> [WireAction] {
+    #expect(actions.map(ActionKind.init) == kinds, "the whole action list: \(actions)", sourceLocation: sourceLocation)
+    return actions
+}

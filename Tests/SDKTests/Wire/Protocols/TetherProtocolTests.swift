@@ -18,8 +18,8 @@ struct TetherProtocolTests {
 
     func ready() -> TetherProtocol.Machine {
         var machine = TetherProtocol().makeMachine()
-        _ = machine.start(credentials: Secret("t"))
-        _ = machine.receive(frame(.ack(Ack(id: 1))))
+        expectKinds(machine.start(credentials: Secret("t")), [.send, .pipelining])
+        expectKinds(machine.receive(frame(.ack(Ack(id: 1)))), [.ready])
         return machine
     }
 
@@ -46,7 +46,7 @@ struct TetherProtocolTests {
     @Test("de-duplication is the machine's: a message at or below what the subscription delivered or resumed after is dropped; a restarted server's numbering starts over")
     func duplicatesDropped() {
         var machine = ready()
-        _ = machine.perform(.subscribe(7, Topic("room"), resume: .sequence(5)))
+        expectKinds(machine.perform(.subscribe(7, Topic("room"), resume: .sequence(5))), [.send])
         #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 8)))) == [.subscribed(7, .caughtUp(to: .sequence(8)))])
         func message(_ sequence: UInt64, _ channel: String = "room") -> TransportFrame {
             frame(.message(ChannelMessage(channel: channel, sequence: sequence, data: JSONValue(sequence))))
@@ -56,7 +56,7 @@ struct TetherProtocolTests {
         #expect(machine.receive(message(6)) == [], "twice")
         #expect(machine.receive(message(7)) == [.delivery(7, 7, position: .sequence(7))])
         // A server that restarted and lost its history: latest 2, below the 10 resumed after.
-        _ = machine.perform(.subscribe(8, Topic("other"), resume: .sequence(10)))
+        expectKinds(machine.perform(.subscribe(8, Topic("other"), resume: .sequence(10))), [.send])
         #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 2)))) == [.subscribed(8, .caughtUp(to: .sequence(2)))])
         #expect(machine.receive(message(3, "other")) == [.delivery(8, 3, position: .sequence(3))], "its new numbering is not dropped")
     }
@@ -74,9 +74,9 @@ struct TetherProtocolTests {
     @Test("rejected credentials behind pipelined requests: the connection ends, not retried, and no request is answered")
     func pipelinedRejected() {
         var machine = TetherProtocol(handshake: .pipelined).makeMachine()
-        _ = machine.start(credentials: Secret("bad"))
-        _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
-        _ = machine.perform(.publish(9, Topic("room"), "hi", key: "k"))
+        expectKinds(machine.start(credentials: Secret("bad")), [.send, .pipelining])
+        expectKinds(machine.perform(.subscribe(7, Topic("room"), resume: nil)), [.send])
+        expectKinds(machine.perform(.publish(9, Topic("room"), "hi", key: "k")), [.send])
         let actions = machine.receive(frame(.error(ServerError(id: 1, code: "unauthorized", message: "credentials rejected"))))
         #expect(actions == [.end(WireEnding(DisconnectReason(.credentialsRejected, detail: "credentials rejected"), .doNotRetry))])
         #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 1)))) == [], "nothing after the end")
@@ -85,11 +85,11 @@ struct TetherProtocolTests {
     @Test("rejected credentials end the connection, no retry; another auth error is retried")
     func authErrors() {
         var rejected = TetherProtocol().makeMachine()
-        _ = rejected.start(credentials: Secret("bad"))
+        expectKinds(rejected.start(credentials: Secret("bad")), [.send, .pipelining])
         let actions = rejected.receive(frame(.error(ServerError(id: 1, code: "unauthorized", message: "credentials rejected"))))
         #expect(actions == [.end(WireEnding(DisconnectReason(.credentialsRejected, detail: "credentials rejected"), .doNotRetry))])
         var other = TetherProtocol().makeMachine()
-        _ = other.start(credentials: nil)
+        expectKinds(other.start(credentials: nil), [.send, .pipelining])
         guard case .end(let ending)? = other.receive(frame(.error(ServerError(id: nil, code: "bad_request", message: "x")))).first else {
             Issue.record("not ended")
             return
@@ -104,14 +104,14 @@ struct TetherProtocolTests {
         #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 40)))) == [.subscribed(7, .live(at: .sequence(40)))])
         #expect(sent(machine.perform(.subscribe(8, Topic("news"), resume: .sequence(3)))) == [.subscribe(id: 3, channel: "news", since: 3)])
         #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 9)))) == [.subscribed(8, .caughtUp(to: .sequence(9)))])
-        _ = machine.perform(.subscribe(9, Topic("old"), resume: .sequence(1)))
+        expectKinds(machine.perform(.subscribe(9, Topic("old"), resume: .sequence(1))), [.send])
         #expect(machine.receive(frame(.ack(Ack(id: 4, sequence: 5000, gap: true)))) == [.subscribed(9, .gap(at: .sequence(5000)))])
     }
 
     @Test("messages are delivered to their channel's subscription with their sequence number")
     func deliveries() {
         var machine = ready()
-        _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+        expectKinds(machine.perform(.subscribe(7, Topic("room"), resume: nil)), [.send])
         #expect(machine.receive(frame(.message(ChannelMessage(channel: "room", sequence: 41, data: "hi")))) == [.delivery(7, "hi", position: .sequence(41))])
         #expect(machine.receive(frame(.message(ChannelMessage(channel: "other", sequence: 1, data: "x")))) == [])
     }
@@ -121,7 +121,7 @@ struct TetherProtocolTests {
         var machine = ready()
         #expect(sent(machine.perform(.publish(30, Topic("room"), "hi", key: "k1"))) == [.publish(id: 2, channel: "room", data: "hi", key: "k1")])
         #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 5)))) == [.replied(30, .success(.acknowledged(position: .sequence(5), payload: nil)))])
-        _ = machine.perform(.publish(31, Topic("room"), "too big", key: nil))
+        expectKinds(machine.perform(.publish(31, Topic("room"), "too big", key: nil)), [.send])
         #expect(machine.receive(frame(.error(ServerError(id: 3, code: "too_large", message: "no")))) == [.replied(31, .failure(WireFailure(code: "too_large", message: "no")))])
     }
 
@@ -142,9 +142,9 @@ struct TetherProtocolTests {
     @Test("the frames of one read: the actions frame by frame would give, in order, and none after a bad frame")
     func framesOfOneRead() {
         var machine = ready()
-        _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
-        _ = machine.perform(.subscribe(8, Topic("news"), resume: .sequence(3)))
-        _ = machine.perform(.publish(30, Topic("room"), "hi", key: nil))
+        expectKinds(machine.perform(.subscribe(7, Topic("room"), resume: nil)), [.send])
+        expectKinds(machine.perform(.subscribe(8, Topic("news"), resume: .sequence(3))), [.send])
+        expectKinds(machine.perform(.publish(30, Topic("room"), "hi", key: nil)), [.send])
         let read: [TransportFrame] = [
             frame(.ack(Ack(id: 2, sequence: 40))),
             frame(.message(ChannelMessage(channel: "room", sequence: 41, data: "a"))),

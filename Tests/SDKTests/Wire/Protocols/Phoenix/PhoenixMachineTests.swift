@@ -29,10 +29,10 @@ struct PhoenixMachineTests {
     /// A machine with `room:lobby` joined as subscription 1 (join_ref and ref "1").
     static func joined(_ configuration: PhoenixChannels = PhoenixChannels(), topic: Topic = Topic("room:lobby")) -> PhoenixChannels.Machine {
         var machine = configuration.makeMachine()
-        _ = machine.start(credentials: Secret("secret"))
-        _ = machine.perform(.subscribe(1, topic, resume: nil))
+        expectKinds(machine.start(credentials: Secret("secret")), [.ready, .arm])
+        expectKinds(machine.perform(.subscribe(1, topic, resume: nil)), [.send])
         let wire = machine.wireTopic(topic.name)
-        _ = machine.receive(.text(#"["1","1","\#(wire)","phx_reply",{"response":{},"status":"ok"}]"#))
+        expectKinds(machine.receive(.text(#"["1","1","\#(wire)","phx_reply",{"response":{},"status":"ok"}]"#)), [.subscribed])
         return machine
     }
 
@@ -45,7 +45,7 @@ struct PhoenixMachineTests {
     @Test("join: a fresh join_ref; the reply subscribes; presence_diff before presence_state waits for it (alice, §6 first run)")
     func joinAndPresence() throws {
         var machine = PhoenixChannels().makeMachine()
-        _ = machine.start(credentials: nil)
+        expectKinds(machine.start(credentials: nil), [.ready, .arm])
         let join = machine.perform(.subscribe(1, .phoenix("room:lobby", params: ["hello": "from bob"]), resume: nil))
         #expect(Self.frames(join) == [Self.message("1", "1", "room:lobby", "phx_join", ["hello": "from bob"])])
         #expect(machine.receive(.text(#"["1","1","room:lobby","phx_reply",{"response":{"topic":"room:lobby","user":"alice"},"status":"ok"}]"#))
@@ -78,11 +78,11 @@ struct PhoenixMachineTests {
     @Test("reply kinds (carol, §6): an error reply rejects with its reason; a push never answered is sent, not confirmed, after the bound")
     func replyKinds() {
         var machine = Self.joined()
-        _ = machine.perform(.publish(9, Topic("room:lobby"), ["event": "fail"], key: nil))
+        expectKinds(machine.perform(.publish(9, Topic("room:lobby"), ["event": "fail"], key: nil)), [.send, .arm])
         #expect(machine.receive(.text(#"["1","2","room:lobby","phx_reply",{"response":{"reason":"failed"},"status":"error"}]"#))
             == [.cancel(WireTimer("phoenix-reply-2")),
                 .replied(9, .failure(WireFailure(code: "error", message: "failed", payload: ["reason": "failed"])))])
-        _ = machine.perform(.publish(10, Topic("room:lobby"), ["event": "silent"], key: nil))
+        expectKinds(machine.perform(.publish(10, Topic("room:lobby"), ["event": "silent"], key: nil)), [.send, .arm])
         #expect(machine.timerFired(WireTimer("phoenix-reply-3")) == [.replied(10, .success(.sentUnconfirmed))])
         #expect(machine.receive(.text(#"["1","3","room:lobby","phx_reply",{"response":{},"status":"ok"}]"#)).isEmpty, "a late reply changes nothing")
     }
@@ -90,7 +90,7 @@ struct PhoenixMachineTests {
     @Test("a push to a topic not joined: the server's 'unmatched topic' error rejects it (alice's push after leave, §6)")
     func pushToTopicNotJoined() {
         var machine = PhoenixChannels().makeMachine()
-        _ = machine.start(credentials: nil)
+        expectKinds(machine.start(credentials: nil), [.ready, .arm])
         let push = machine.perform(.publish(4, Topic("room:lobby"), ["event": "new_msg", "payload": ["body": "after leave"]], key: nil))
         #expect(Self.frames(push) == [Self.message(nil, "1", "room:lobby", "new_msg", ["body": "after leave"])])
         let actions = machine.receive(.text(#"[null,"1","room:lobby","phx_reply",{"response":{"reason":"unmatched topic"},"status":"error"}]"#))
@@ -107,11 +107,11 @@ struct PhoenixMachineTests {
     @Test("join refused: by the channel (with its join_ref) and for an unknown topic (join_ref null) (dave, §6)")
     func joinRefused() {
         var machine = PhoenixChannels().makeMachine()
-        _ = machine.start(credentials: nil)
-        _ = machine.perform(.subscribe(1, Topic("nope:1"), resume: nil))
+        expectKinds(machine.start(credentials: nil), [.ready, .arm])
+        expectKinds(machine.perform(.subscribe(1, Topic("nope:1"), resume: nil)), [.send])
         #expect(machine.receive(.text(#"[null,"1","nope:1","phx_reply",{"response":{"reason":"unmatched topic"},"status":"error"}]"#))
             == [.cancel(WireTimer("phoenix-rejoin-nope:1")), .subscriptionFailed(1, WireFailure(code: "error", message: "unmatched topic", payload: ["reason": "unmatched topic"]))])
-        _ = machine.perform(.subscribe(2, .phoenix("room:x", params: ["reject": "not allowed"]), resume: nil))
+        expectKinds(machine.perform(.subscribe(2, .phoenix("room:x", params: ["reject": "not allowed"]), resume: nil)), [.send])
         #expect(Self.others(machine.receive(.text(#"["2","2","room:x","phx_reply",{"response":{"reason":"not allowed"},"status":"error"}]"#)))
             == [.cancel(WireTimer("phoenix-rejoin-room:x")), .subscriptionFailed(2, WireFailure(code: "error", message: "not allowed", payload: ["reason": "not allowed"]))])
     }
@@ -119,7 +119,7 @@ struct PhoenixMachineTests {
     @Test("a crashed channel (carol's crash, §6): phx_error is delivered, the rejoin goes after 1 s with a new join_ref, the old join's frames are dropped")
     func crashAndRejoin() {
         var machine = Self.joined(topic: Topic("room:2"))
-        _ = machine.perform(.publish(9, Topic("room:2"), ["event": "crash"], key: nil))
+        expectKinds(machine.perform(.publish(9, Topic("room:2"), ["event": "crash"], key: nil)), [.send, .arm])
         #expect(machine.receive(.text(#"["1","1","room:2","phx_error",{}]"#))
             == [.arm(WireTimer("phoenix-rejoin-room:2"), after: .seconds(1)), .delivery(1, ["event": "phx_error", "payload": [:]], position: nil)])
         let rejoin = machine.timerFired(WireTimer("phoenix-rejoin-room:2"))
@@ -138,11 +138,11 @@ struct PhoenixMachineTests {
     @Test("rejoins back off 1, 2, 5, then 10 s while unanswered; a refused rejoin ends the subscription")
     func rejoinBackoff() {
         var machine = Self.joined()
-        _ = machine.receive(.text(#"["1","1","room:lobby","phx_error",{}]"#))
+        expectKinds(machine.receive(.text(#"["1","1","room:lobby","phx_error",{}]"#)), [.arm, .delivery])
         let timer = WireTimer("phoenix-rejoin-room:lobby")
         var delays: [Duration] = []
         for _ in 0..<4 {
-            _ = machine.timerFired(timer)  // the rejoin goes
+            expectKinds(machine.timerFired(timer), [.send, .arm])  // the rejoin goes
             for case .arm(_, let delay) in machine.timerFired(timer) { delays.append(delay) }  // unanswered
         }
         #expect(delays == [.seconds(2), .seconds(5), .seconds(10), .seconds(10)])
@@ -165,8 +165,8 @@ struct PhoenixMachineTests {
     @Test("messages before the join's reply are held and delivered after the subscription")
     func heldUntilJoined() {
         var machine = PhoenixChannels().makeMachine()
-        _ = machine.start(credentials: nil)
-        _ = machine.perform(.subscribe(1, Topic("room:z"), resume: nil))
+        expectKinds(machine.start(credentials: nil), [.ready, .arm])
+        expectKinds(machine.perform(.subscribe(1, Topic("room:z"), resume: nil)), [.send])
         #expect(machine.receive(.text(#"[null,null,"room:z","news",{"n":1}]"#)).isEmpty)
         #expect(machine.receive(.text(#"["1","1","room:z","phx_reply",{"response":{},"status":"ok"}]"#))
             == [.subscribed(1, .live(at: nil)), .delivery(1, ["event": "news", "payload": ["n": 1]], position: nil)])
@@ -175,8 +175,8 @@ struct PhoenixMachineTests {
     @Test("a resubscribe on a new socket is reported as refetch: Phoenix cannot resume")
     func resubscribeIsRefetch() {
         var machine = PhoenixChannels().makeMachine()
-        _ = machine.start(credentials: nil)
-        _ = machine.perform(.subscribe(1, Topic("room:r"), resume: .sequence(3)))
+        expectKinds(machine.start(credentials: nil), [.ready, .arm])
+        expectKinds(machine.perform(.subscribe(1, Topic("room:r"), resume: .sequence(3))), [.send])
         #expect(machine.receive(.text(#"["1","1","room:r","phx_reply",{"response":{},"status":"ok"}]"#)) == [.subscribed(1, .resumeUnsupported)])
     }
 

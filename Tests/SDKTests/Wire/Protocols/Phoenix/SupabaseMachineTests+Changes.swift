@@ -13,8 +13,8 @@ extension SupabaseMachineTests {
 
     static func joined(_ topic: String, reply: String) -> PhoenixChannels.Machine {
         var machine = Self.machine()
-        _ = machine.perform(.subscribe(1, .supabase(topic), resume: nil))
-        _ = machine.receive(.text(#"["1","1","realtime:\#(topic)","phx_reply",{"response":\#(reply),"status":"ok"}]"#))
+        expectKinds(machine.perform(.subscribe(1, .supabase(topic), resume: nil)), [.send])
+        expectKinds(machine.receive(.text(#"["1","1","realtime:\#(topic)","phx_reply",{"response":\#(reply),"status":"ok"}]"#)), [.subscribed])
         return machine
     }
 

@@ -20,8 +20,8 @@ extension SupabaseMachineTests {
             == [.cancel(WireTimer("phoenix-reply-2")), .replied(7, .success(.acknowledged(position: nil, payload: [:])))])
         let untrack = machine.perform(.presence(8, Self.lobby, state: nil))
         #expect(PhoenixMachineTests.frames(untrack) == [PhoenixMachineTests.message("1", "3", "realtime:lobby", "presence", ["type": "presence", "event": "untrack"])])
-        _ = machine.receive(.text(#"["1","3","realtime:lobby","phx_reply",{"response":{},"status":"ok"}]"#))
-        _ = machine.perform(.presence(9, Self.lobby, state: ["x": 1]))
+        expectKinds(machine.receive(.text(#"["1","3","realtime:lobby","phx_reply",{"response":{},"status":"ok"}]"#)), [.cancel, .replied])
+        expectKinds(machine.perform(.presence(9, Self.lobby, state: ["x": 1])), [.send, .arm])
         #expect(machine.receive(.text(#"["1","4","realtime:lobby","phx_reply",{"response":{},"status":"error"}]"#))
             == [.cancel(WireTimer("phoenix-reply-4")), .replied(9, .failure(WireFailure(code: "error", message: "status error", payload: [:])))])
     }
@@ -44,8 +44,8 @@ extension SupabaseMachineTests {
     @Test("the machine's own rejoins (a crashed channel) announce the tracked state right behind the rejoin; a call made while it waited is answered by it, a second one supersedes the first; after untrack, nothing")
     func reannouncedAfterRejoin() {
         var machine = PhoenixMachineTests.joined(Self.supabase, topic: Self.lobby)
-        _ = machine.perform(.presence(nil, Self.lobby, state: ["s": "here"]))
-        _ = machine.receive(.text(#"["1",null,"realtime:lobby","phx_error",{}]"#))
+        expectKinds(machine.perform(.presence(nil, Self.lobby, state: ["s": "here"])), [.send])
+        expectKinds(machine.receive(.text(#"["1",null,"realtime:lobby","phx_error",{}]"#)), [.arm, .delivery])
         #expect(machine.perform(.presence(6, Self.lobby, state: ["s": "first"])).isEmpty, "waiting to rejoin: held")
         let superseded = machine.perform(.presence(7, Self.lobby, state: ["s": "back"]))
         #expect(superseded.count == 1 && { if case .replied(6, .failure(let failure)) = superseded[0] { failure.code == "superseded" } else { false } }())
@@ -59,8 +59,8 @@ extension SupabaseMachineTests {
             == [.cancel(WireTimer("phoenix-rejoin-realtime:lobby"))])
         #expect(machine.receive(.text(#"["\#(joinRef)","\#(trackRef)","realtime:lobby","phx_reply",{"response":{},"status":"ok"}]"#)).last
             == .replied(7, .success(.acknowledged(position: nil, payload: [:]))))
-        _ = machine.perform(.presence(nil, Self.lobby, state: nil))
-        _ = machine.receive(.text(#"["\#(joinRef)",null,"realtime:lobby","phx_error",{}]"#))
+        expectKinds(machine.perform(.presence(nil, Self.lobby, state: nil)), [.send])
+        expectKinds(machine.receive(.text(#"["\#(joinRef)",null,"realtime:lobby","phx_error",{}]"#)), [.arm, .delivery])
         let again = PhoenixMachineTests.frames(machine.timerFired(WireTimer("phoenix-rejoin-realtime:lobby")))
         #expect(again.map(\.event) == ["phx_join"], "untracked: a rejoin does not undo it")
     }

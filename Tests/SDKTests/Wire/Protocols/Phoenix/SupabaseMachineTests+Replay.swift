@@ -19,7 +19,7 @@ extension SupabaseMachineTests {
         for id in delivered { _ = state.remember(id, on: "realtime:room1") }
         if clientBroadcast { state.noteClientBroadcast(on: "realtime:room1") }
         var machine = Self.machine(continuing: state)
-        _ = machine.perform(.subscribe(1, topic, resume: .timestamp(milliseconds: 1_800_000_000_000)))
+        expectKinds(machine.perform(.subscribe(1, topic, resume: .timestamp(milliseconds: 1_800_000_000_000))), [.send])
         let reply = machine.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#))
         #expect(reply == [.arm(Self.replayEnd, after: .seconds(5))])
         return machine
@@ -62,8 +62,8 @@ extension SupabaseMachineTests {
     @Test("a replay cut at its limit (the last delivered not among it): a gap, with replay_gap before the replayed broadcasts (§7: limit 2 brings n 8 and 9)")
     func cutAtTheLimit() {
         var machine = Self.rejoined(Self.config(limit: 2), after: ["n3"])
-        _ = machine.receive(Self.replayed("n8", n: 8))
-        _ = machine.receive(Self.replayed("n9", n: 9))
+        #expect(machine.receive(Self.replayed("n8", n: 8)).isEmpty)
+        #expect(machine.receive(Self.replayed("n9", n: 9)).isEmpty)
         let end = machine.receive(Self.presenceState)
         #expect(Self.summary(end).outcome == .gap(at: nil))
         #expect(Self.summary(end).events == ["replay_gap", "n8", "n9", "presence"])
@@ -74,10 +74,10 @@ extension SupabaseMachineTests {
     @Test("a replay that brought fewer than its limit without the last delivered (the clocks apart): a gap too; nothing delivered before: nothing to reach back to")
     func clocksApartAndFresh() {
         var apart = Self.rejoined(Self.config(), after: ["z"])
-        _ = apart.receive(Self.replayed("a"))
+        #expect(apart.receive(Self.replayed("a")).isEmpty)
         #expect(Self.summary(apart.receive(Self.presenceState)).outcome == .gap(at: nil))
         var fresh = Self.rejoined(Self.config(), after: [])
-        _ = fresh.receive(Self.replayed("a"))
+        #expect(fresh.receive(Self.replayed("a")).isEmpty)
         let end = fresh.receive(Self.presenceState)
         #expect(Self.summary(end).outcome == .caughtUp(to: nil))
         #expect(Self.summary(end).events == ["a", "presence"])
@@ -88,17 +88,17 @@ extension SupabaseMachineTests {
     @Test("the replay ends at the channel's first frame that is not a replayed broadcast (a live broadcast, a system message), or at the reply timeout")
     func replayEnds() {
         var live = Self.rejoined(Self.config(), after: ["a"])
-        _ = live.receive(Self.replayed("a"))
+        #expect(live.receive(Self.replayed("a")).isEmpty)
         let after = live.receive(.text(#"[null,null,"realtime:room1","broadcast",{"event":"tick","meta":{"id":"b"},"payload":{},"type":"broadcast"}]"#))
         #expect(Self.summary(after).outcome == .caughtUp(to: nil))
         #expect(Self.summary(after).events == ["b"])
         var system = Self.rejoined(Self.config(), after: ["a"])
-        _ = system.receive(Self.replayed("a"))
+        #expect(system.receive(Self.replayed("a")).isEmpty)
         let subscribed = system.receive(.text(#"["1",null,"realtime:room1","system",{"channel":"room1","extension":"postgres_changes","message":"Subscribed to PostgreSQL","status":"ok"}]"#))
         #expect(Self.summary(subscribed).events == ["system"])
         var silent = Self.rejoined(Self.config(), after: ["a"])
-        _ = silent.receive(Self.replayed("a"))
-        _ = silent.receive(Self.replayed("b"))
+        #expect(silent.receive(Self.replayed("a")).isEmpty)
+        #expect(silent.receive(Self.replayed("b")).isEmpty)
         let timedOut = silent.timerFired(Self.replayEnd)
         #expect(timedOut.first == .cancel(Self.replayEnd))
         #expect(Self.summary(timedOut).outcome == .caughtUp(to: nil) && Self.summary(timedOut).events == ["b"])
@@ -109,7 +109,7 @@ extension SupabaseMachineTests {
     func coverage() {
         func outcome(_ topic: Topic, clientBroadcast: Bool = false) -> SubscribeOutcome? {
             var machine = Self.rejoined(topic, after: ["a"], clientBroadcast: clientBroadcast)
-            _ = machine.receive(Self.replayed("a"))
+            #expect(machine.receive(Self.replayed("a")).isEmpty)
             return Self.summary(machine.receive(Self.presenceState)).outcome
         }
         #expect(outcome(Self.config()) == .caughtUp(to: nil))
@@ -121,11 +121,11 @@ extension SupabaseMachineTests {
     @Test("a live broadcast without an id on a replayed channel (a client's: never stored) is noted for the next rejoin; one with an id is not")
     func clientBroadcastNoted() {
         var machine = Self.machine()
-        _ = machine.perform(.subscribe(1, Self.config(), resume: nil))
-        _ = machine.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#))
-        _ = machine.receive(.text(#"[null,null,"realtime:room1","broadcast",{"event":"tick","meta":{"id":"m1"},"payload":{"id":"m1"},"type":"broadcast"}]"#))
+        expectKinds(machine.perform(.subscribe(1, Self.config(), resume: nil)), [.send])
+        expectKinds(machine.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#)), [.subscribed])
+        expectKinds(machine.receive(.text(#"[null,null,"realtime:room1","broadcast",{"event":"tick","meta":{"id":"m1"},"payload":{"id":"m1"},"type":"broadcast"}]"#)), [.delivery])
         #expect(!(machine.session.sawClientBroadcast(on: "realtime:room1")))
-        _ = machine.receive(.text(#"[null,null,"realtime:room1","broadcast",{"event":"client","payload":{"n":"c2"},"type":"broadcast"}]"#))
+        expectKinds(machine.receive(.text(#"[null,null,"realtime:room1","broadcast",{"event":"client","payload":{"n":"c2"},"type":"broadcast"}]"#)), [.delivery])
         #expect(machine.session.sawClientBroadcast(on: "realtime:room1"))
     }
 

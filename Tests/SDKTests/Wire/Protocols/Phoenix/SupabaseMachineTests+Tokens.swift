@@ -24,7 +24,9 @@ extension SupabaseMachineTests {
     /// started with `token`.
     static func machine(clock: Locked<Int64>, token: String) -> PhoenixChannels.Machine {
         var machine = PhoenixChannels.Machine(configuration: PhoenixChannels(credentials: .none, supabase: .init(apiKey: "anon", now: { clock.withLock { $0 } })), continuing: nil)
-        _ = machine.start(credentials: Secret(token))
+        // Ready with the keep-alive, and the refresh timer only for a token with an exp.
+        let start = machine.start(credentials: Secret(token))
+        expectKinds(start, JWTExpiry.seconds(of: token) == nil ? [.ready, .arm] : [.ready, .arm, .arm])
         return machine
     }
 
@@ -57,8 +59,8 @@ extension SupabaseMachineTests {
     func refreshPushed() {
         let clock = Locked(Self.now)
         var machine = Self.machine(clock: clock, token: Self.jwt(exp: 1_800_003_600))
-        _ = machine.perform(.subscribe(1, Topic("tok"), resume: nil))
-        _ = machine.receive(.text(#"["1","1","realtime:tok","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#))
+        expectKinds(machine.perform(.subscribe(1, Topic("tok"), resume: nil)), [.send])
+        expectKinds(machine.receive(.text(#"["1","1","realtime:tok","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)), [.subscribed])
         #expect(machine.timerFired(Self.tokenTimer) == [.credentialsNeeded])
         clock.withLock { $0 += 3_540_000 }
         let fresh = Self.jwt(exp: 1_800_007_200)
@@ -73,8 +75,8 @@ extension SupabaseMachineTests {
     @Test("a channel closed for an expired token (§6 tok2: system 'Token has expired 0 seconds ago', then phx_close) asks for a fresh token and rejoins with it; the subscription stays")
     func expiredTokenRejoins() {
         var machine = Self.machine(clock: Locked(Self.now), token: "opaque-1")
-        _ = machine.perform(.subscribe(1, Topic("tok2"), resume: nil))
-        _ = machine.receive(.text(#"["1","1","realtime:tok2","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#))
+        expectKinds(machine.perform(.subscribe(1, Topic("tok2"), resume: nil)), [.send])
+        expectKinds(machine.receive(.text(#"["1","1","realtime:tok2","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)), [.subscribed])
         let expiry = #"["1",null,"realtime:tok2","system",{"channel":"tok2","extension":"system","message":"Token has expired 0 seconds ago","status":"error"}]"#
         #expect(machine.receive(.text(expiry)).count == 1, "the app hears the server's word")
         #expect(machine.receive(.text(#"["1","1","realtime:tok2","phx_close",{}]"#)) == [.credentialsNeeded])
@@ -94,10 +96,10 @@ extension SupabaseMachineTests {
     func noValidToken() {
         for answer in [nil, Secret(Self.jwt(exp: 1_799_999_990))] {
             var machine = Self.machine(clock: Locked(Self.now), token: "opaque")
-            _ = machine.perform(.subscribe(1, Topic("tok"), resume: nil))
-            _ = machine.receive(.text(#"["1","1","realtime:tok","phx_reply",{"response":{},"status":"ok"}]"#))
-            _ = machine.receive(.text(#"["1",null,"realtime:tok","system",{"channel":"tok","extension":"system","message":"Token has expired 10 seconds ago","status":"error"}]"#))
-            _ = machine.receive(.text(#"["1","1","realtime:tok","phx_close",{}]"#))
+            expectKinds(machine.perform(.subscribe(1, Topic("tok"), resume: nil)), [.send])
+            expectKinds(machine.receive(.text(#"["1","1","realtime:tok","phx_reply",{"response":{},"status":"ok"}]"#)), [.subscribed])
+            expectKinds(machine.receive(.text(#"["1",null,"realtime:tok","system",{"channel":"tok","extension":"system","message":"Token has expired 10 seconds ago","status":"error"}]"#)), [.delivery])
+            expectKinds(machine.receive(.text(#"["1","1","realtime:tok","phx_close",{}]"#)), [.credentialsNeeded])
             let ended = machine.perform(.credentials(answer))
             let why = answer == nil ? "the token provider gave no token" : "the token provider's token has expired too"
             #expect(ended == [.subscriptionEnded(1, reason: "the channel closed: Token has expired 10 seconds ago; \(why)")])
@@ -109,12 +111,12 @@ extension SupabaseMachineTests {
         var machine = PhoenixMachineTests.joined(Self.supabase, topic: Topic("flood"))
         let limit = #"["1",null,"realtime:flood","system",{"channel":"flood","extension":"system","message":"Too many messages per second","status":"error"}]"#
         let rejoinTimer = WireTimer("phoenix-rejoin-realtime:flood")
-        _ = machine.receive(.text(limit))
+        expectKinds(machine.receive(.text(limit)), [.delivery])
         #expect(machine.receive(.text(#"["1","1","realtime:flood","phx_close",{}]"#)) == [.arm(rejoinTimer, after: .seconds(1))])
         let rejoin = PhoenixMachineTests.frames(machine.timerFired(rejoinTimer))
         #expect(rejoin.map(\.event) == ["phx_join"] && rejoin.first?.joinRef == "2")
         #expect(machine.receive(.text(#"["2","2","realtime:flood","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#)) == [.cancel(rejoinTimer)])
-        _ = machine.receive(.text(#"["2",null,"realtime:flood","system",{"channel":"flood","extension":"system","message":"Too many messages per second","status":"error"}]"#))
+        expectKinds(machine.receive(.text(#"["2",null,"realtime:flood","system",{"channel":"flood","extension":"system","message":"Too many messages per second","status":"error"}]"#)), [.delivery])
         #expect(machine.receive(.text(#"["2","2","realtime:flood","phx_close",{}]"#)) == [.arm(rejoinTimer, after: .seconds(2))], "backing off")
     }
 

@@ -21,7 +21,7 @@ struct SupabaseMachineTests {
     static func machine(token: String? = "user-jwt", continuing state: PhoenixSessionState? = nil, clock: Locked<Int64>? = nil) -> PhoenixChannels.Machine {
         let configuration = clock.map { clock in PhoenixChannels(credentials: .none, supabase: .init(apiKey: "anon", now: { clock.withLock { $0 } })) } ?? supabase
         var machine = PhoenixChannels.Machine(configuration: configuration, continuing: state)
-        _ = machine.start(credentials: token.map(Secret.init))
+        expectKinds(machine.start(credentials: token.map(Secret.init)), [.ready, .arm])
         return machine
     }
 
@@ -94,7 +94,7 @@ struct SupabaseMachineTests {
     func replay() {
         let clock = Locked<Int64>(1_800_000_000_000)
         var machine = Self.machine(clock: clock)
-        _ = machine.perform(.subscribe(1, Self.privateRoom, resume: nil))
+        expectKinds(machine.perform(.subscribe(1, Self.privateRoom, resume: nil)), [.send])
         #expect(machine.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#))
             == [.subscribed(1, .live(at: .timestamp(milliseconds: 1_800_000_000_000)))])
         clock.withLock { $0 += 5_000 }
@@ -127,7 +127,7 @@ struct SupabaseMachineTests {
     @Test("a rejoin without a replay (a public channel) is reported as refetch")
     func publicRejoin() {
         var machine = Self.machine()
-        _ = machine.perform(.subscribe(1, Topic("room1"), resume: .timestamp(milliseconds: 5)))
+        expectKinds(machine.perform(.subscribe(1, Topic("room1"), resume: .timestamp(milliseconds: 5))), [.send])
         #expect(machine.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{},"status":"ok"}]"#)) == [.subscribed(1, .resumeUnsupported)])
     }
 
