@@ -38,7 +38,9 @@ public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
         public static let backgroundTimeExpired = Code(wrapped: .backgroundTimeExpired)
         /// Indicates that the connection was lost or could not be opened.
         public static let networkLost = Code(wrapped: .networkLost)
-        /// Indicates that the network is unreachable.
+        /// Indicates that the network is unreachable: the connection is down and the session
+        /// waits for the network to come back before it tries again (status `reconnecting`);
+        /// `detail` names what ended the connection.
         public static let networkUnreachable = Code(wrapped: .networkUnreachable)
         /// Indicates that the server closed the connection.
         public static let serverClosed = Code(wrapped: .serverClosed)

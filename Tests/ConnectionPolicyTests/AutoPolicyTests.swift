@@ -188,6 +188,22 @@ struct AutoPolicyTests {
         #expect(immediateRetries == 0)
     }
 
+    @Test("a connection open for exactly stableAfter (5 s) counted as working: retried at once; one nanosecond less: a failure, backed off", arguments: [true, false])
+    func stableAfterEdge(reachesIt: Bool) {
+        var harness = makeHarness()
+        harness.completeOpen()
+        harness.lose(.attemptFailed())
+        harness.fire(.reconnect)
+        harness.completeOpen()  // one failure before this connection
+        let uptime = reachesIt ? Duration.seconds(5) : .seconds(5) - .nanoseconds(1)
+        let actions = harness.lose(.lost(after: uptime))
+        if reachesIt {
+            #expect(actions == [.openConnection], "worked: the failures start over and the retry is immediate")
+        } else {
+            #expect(!actions.contains(.openConnection) && harness.armed[.reconnect]?.delay == .milliseconds(1500), "the second failure in a row: \(actions), \(harness.armed)")
+        }
+    }
+
     @Test("after giving up, a return to the foreground starts afresh")
     func retriesExhaustedThenForeground() {
         var harness = makeHarness()

@@ -44,6 +44,8 @@ package struct ConnectionControl: Sendable {
     package private(set) var policy: any SessionPolicy
     package private(set) var lifecycle: AppLifecycleState
     package private(set) var isNetworkReachable: Bool
+    /// The status last published (nil before the first).
+    private var shown: ConnectionStatus?
     package private(set) var isStarted = false
     package private(set) var phase: Phase = .idle
     /// The timers armed now, with the policy's arming of each of its own.
@@ -93,6 +95,10 @@ package struct ConnectionControl: Sendable {
         guard reachable != isNetworkReachable else { return effects }
         isNetworkReachable = reachable
         decide("network \(reachable ? "reachable" : "unreachable")") { $0.networkReachabilityChanged(isReachable: reachable) }
+        // Reconnecting with nothing open: what the session waits for now is the network.
+        if !reachable, phase == .idle, case .reconnecting(let reason) = shown, reason.code != .networkUnreachable {
+            show(.reconnecting(Self.waitingForNetwork(after: reason)))
+        }
         effects += takeEffects()
         return effects
     }
@@ -129,7 +135,7 @@ package struct ConnectionControl: Sendable {
         }
         phase = .open(attempt: attempt, owner)
         disarm(.connectTimeout)
-        effects.append(.status(.connected))
+        show(.connected)
         if owner == .policy { decide("connection opened") { $0.connectionOpened() } }
         return takeEffects()
     }
@@ -148,7 +154,7 @@ package struct ConnectionControl: Sendable {
         // `reconnecting` only when the policy will try again; a final loss goes straight to
         // `disconnected` through its close action.
         let isFinal = actions.contains { if case .closeConnection = $0 { true } else { false } }
-        if !isFinal { effects.append(.status(.reconnecting(reason))) }
+        if !isFinal { show(.reconnecting(isNetworkReachable ? reason : Self.waitingForNetwork(after: reason))) }
         apply(actions)
         return takeEffects()
     }
@@ -188,7 +194,7 @@ package struct ConnectionControl: Sendable {
         policy = newPolicy
         let context = PolicyContext(lifecycle: lifecycle, isConnected: phase != .idle, isNetworkReachable: isNetworkReachable)
         decide("replaced (\(lifecycle), connected: \(context.isConnected))") { $0.start(in: context) }
-        if wasLinked, phase == .idle { self.effects.append(.status(.disconnected(.policyReplaced))) }
+        if wasLinked, phase == .idle { show(.disconnected(.policyReplaced)) }
         effects += takeEffects()
         return effects
     }
@@ -246,7 +252,7 @@ package struct ConnectionControl: Sendable {
                     disarm(.connectTimeout)
                 }
                 effects.append(.policyClosed(reason))
-                effects.append(.status(.disconnected(reason)))
+                show(.disconnected(reason))
             case .armTimer(let timer, let delay):
                 armed[.policy(timer.id)] = .some(timer)
                 effects.append(.arm(.policy(timer.id), after: delay))
@@ -263,8 +269,19 @@ package struct ConnectionControl: Sendable {
         effects.append(.open(attempt: lastAttempt))
         armed[.connectTimeout] = .some(nil)
         effects.append(.arm(.connectTimeout, after: connectTimeout))
-        effects.append(.status(.connecting))
+        show(.connecting)
         return lastAttempt
+    }
+
+    /// Publishes `status` and remembers it.
+    private mutating func show(_ status: ConnectionStatus) {
+        shown = status
+        effects.append(.status(status))
+    }
+
+    /// The reason a reconnect waits for the network, naming what ended the connection.
+    private static func waitingForNetwork(after reason: DisconnectReason) -> DisconnectReason {
+        DisconnectReason(.networkUnreachable, detail: "waiting for the network; the connection ended: \(reason)")
     }
 
     private mutating func disarm(_ timer: ControlTimer) {

@@ -247,6 +247,42 @@ struct ReachabilityTests {
         }
     }
 
+    static func isWaitingForNetwork(_ status: ConnectionStatus) -> Bool {
+        if case .reconnecting(let reason) = status { reason.code == .networkUnreachable } else { false }
+    }
+
+    @Test("the status says what a reconnect waits for: networkUnreachable when the network goes away during the backoff, and for a loss while it is away; the loss's own reason while a retry is armed")
+    func statusWaitsForNetwork() async throws {
+        let server = TestServer()
+        let network = ManualNetworkMonitor()
+        let clock = TestClock()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, network: network)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            server.setRefusingConnections(true)
+            server.dropAllConnections()
+            let lost = try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            let before = try #require(lost.last?.reason)
+            #expect(before.code == .serverClosed, "a retry is armed: the backoff is what it waits for")
+            await network.send(isReachable: false)
+            #expect(session.status.reason?.code == .networkUnreachable, "\(session.status)")
+            #expect(session.status.reason?.detail?.contains("\(before)") == true, "it names what ended the connection: \(session.status)")
+            server.setRefusingConnections(false)
+            await network.send(isReachable: true)
+            try await status.waitFor(.connected)
+            // The network goes away with the connection up: nothing changes until the socket
+            // ends; that loss waits for the network, and says so.
+            await network.send(isReachable: false)
+            #expect(session.status == .connected)
+            server.dropAllConnections()
+            let waiting = try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            #expect(waiting.count == 1 && waiting.last.map(Self.isWaitingForNetwork) == true, "straight to networkUnreachable: \(waiting)")
+            #expect(session.armedTimers == [], "no retry timer while the network is away")
+            await network.send(isReachable: true)
+            try await status.waitFor(.connected)
+        }
+    }
+
     @Test("the Linux defaults: a manual lifecycle source (active) and a manual network monitor (reachable)")
     func platformDefaults() {
         #if !canImport(Network)
