@@ -52,19 +52,7 @@ public final class CountingTransport: Transport {
     /// sockets; with a `TestServer`, prefer its own waits); false on timeout.
     public func waitForOpen(_ count: Int, timeout: Duration) async -> Bool {
         guard let signal = state.withLock({ $0.waiters.register(target: count, count: $0.open) }) else { return true }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                await signal.wait()
-                return true
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first || openCount == count
-        }
+        return await signal.wait(upTo: timeout) || openCount == count
     }
 }
 

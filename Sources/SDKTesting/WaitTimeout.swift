@@ -34,21 +34,6 @@ package func waitWithPatience(
     _ signal: OneShot?, patience: Duration, expected: @autoclosure () -> String,
     found: () -> String, file: StaticString, line: UInt
 ) async throws {
-    guard let signal else { return }
-    let fired = await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            await signal.wait()
-            return true
-        }
-        group.addTask {
-            try? await Task.sleep(for: patience)
-            return false
-        }
-        let first = await group.next() ?? false
-        group.cancelAll()
-        return first
-    }
-    guard fired || signal.hasFired else {
-        throw WaitTimeout(expected: expected(), found: found(), patience: patience, file: "\(file)", line: line)
-    }
+    guard let signal, await !signal.wait(upTo: patience) else { return }
+    throw WaitTimeout(expected: expected(), found: found(), patience: patience, file: "\(file)", line: line)
 }

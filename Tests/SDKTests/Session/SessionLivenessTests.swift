@@ -224,12 +224,16 @@ final class LogWaiter: Sendable {
 
 @Suite("Reachability", .timeLimit(.minutes(1)))
 struct ReachabilityTests {
-    @Test("unreachable stops trying (no retry timer); reachable again tries at once")
-    func pauseAndResume() async throws {
+    static func makeSession() throws -> (TestServer, ManualNetworkMonitor, TestClock, Session) {
         let server = TestServer()
         let network = ManualNetworkMonitor()
         let clock = TestClock()
-        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, network: network)
+        return (server, network, clock, Session(settings: try .testing(), transport: server.transport(), clock: clock, network: network))
+    }
+
+    @Test("unreachable stops trying (no retry timer); reachable again tries at once")
+    func pauseAndResume() async throws {
+        let (server, network, clock, session) = try Self.makeSession()
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             server.setRefusingConnections(true)
@@ -253,10 +257,7 @@ struct ReachabilityTests {
 
     @Test("the status says what a reconnect waits for: networkUnreachable when the network goes away during the backoff, and for a loss while it is away; the loss's own reason while a retry is armed")
     func statusWaitsForNetwork() async throws {
-        let server = TestServer()
-        let network = ManualNetworkMonitor()
-        let clock = TestClock()
-        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, network: network)
+        let (server, network, _, session) = try Self.makeSession()
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             server.setRefusingConnections(true)
