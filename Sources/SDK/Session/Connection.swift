@@ -15,10 +15,8 @@ extension Session {
         /// The protocol machine, made fresh for this socket. `nil` only while it runs
         /// (``Session/withMachine(_:)``).
         var machine: (any WireMachine)?
-        /// The channel of every subscription the protocol confirmed on this socket.
-        var wireSubscriptions: [SubscriptionID: String] = [:]
-        /// The channel of every subscribe sent on this socket and not answered yet.
-        var subscribeRequests: [RequestID: String] = [:]
+        /// The subscribes sent and the subscriptions confirmed on this socket.
+        var channels = SocketChannels()
         /// Frames the machine produced in the current turn, not yet handed to the writer.
         var pendingFrames: [TransportFrame] = []
         /// The replay went out behind the credentials, before the server answered them.
@@ -31,11 +29,6 @@ extension Session {
             self.socket = socket
             self.outbound = outbound
             self.machine = machine
-        }
-
-        /// The wire subscription that stands for `channel` on this socket, pending or active.
-        func wireSubscription(of channel: String, pending: RequestID?) -> SubscriptionID? {
-            pending ?? wireSubscriptions.first { $0.value == channel }?.key
         }
 
         /// Hands the frames of the turn to the writer, as one batch.

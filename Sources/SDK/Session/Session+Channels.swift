@@ -11,10 +11,6 @@ extension Session {
         /// the server said it began): a resubscribe asks for everything after it. What it holds
         /// is the protocol's; the protocol's machine drops what it already delivered.
         var position: StreamPosition?
-        /// The subscribe request in flight on this connection.
-        var subscribeRequest: RequestID?
-        /// Indicates that the server acknowledged the subscription on this connection.
-        var isActive = false
         /// Indicates that the server acknowledged it once: re-subscribing is a replay.
         var hasBeenActive = false
         /// `subscribe(to:)` calls waiting for the acknowledgement.
@@ -65,18 +61,18 @@ extension Session {
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog)
         mirrorChannel(channel)
         let subscription = Subscription(channel: channel, batches: stream, backlog: backlog)
-        guard acceptsRequests, channels[channel]?.isActive == false else { return subscription }
+        guard acceptsRequests, let connection = link.connection, !connection.channels.isActive(channel) else { return subscription }
         if case .authenticating = link {
             // Not connected yet (the credentials are unanswered): it goes out behind them, and
             // the call returns at once; should this attempt fail, the next one's replay has it.
-            if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel, behindCredentials: true) }
+            if connection.channels.pendingRequest(of: channel) == nil { sendSubscribe(channel, behindCredentials: true) }
             return subscription
         }
         try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<Void, any Error>) in
             // Waiting before sending: a protocol may answer at once (graphql-transport-ws has
             // no subscribe acknowledgement).
             channels[channel]?.waiters.append((subscriber, waiter))
-            if channels[channel]?.subscribeRequest == nil { sendSubscribe(channel) }
+            if connection.channels.pendingRequest(of: channel) == nil { sendSubscribe(channel) }
         }
         return subscription
     }
@@ -91,7 +87,7 @@ extension Session {
         forgetInJournal(channel)
         for subscriber in state.subscribers.values { subscriber.continuation.finish() }
         for waiter in state.waiters { waiter.continuation.resume(throwing: SessionError(.disconnected, "unsubscribed from \(channel)")) }
-        leaveOnServer(channel, state)
+        leaveOnServer(channel)
     }
 
     /// The channels the app holds, with the last sequence number delivered on each (read
@@ -118,8 +114,7 @@ extension Session {
     /// connect is what ends it (the next connection's replay has it), never its own timeout.
     func sendSubscribe(_ channel: String, behindCredentials: Bool = false) {
         let id = makeRequestID()
-        channels[channel]?.subscribeRequest = id
-        link.connection?.subscribeRequests[id] = channel
+        link.connection?.channels.sent(id, for: channel)
         armRequestTimeout(id, after: behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout)
         let state = channels[channel]
         let topic = Topic(channel, options: state?.options)
@@ -128,27 +123,18 @@ extension Session {
         if let tracked = state?.tracked { perform(.presence(nil, topic, state: tracked)) }
     }
 
-    /// The connection is gone: no channel is active on the server any more.
-    func markChannelsUnsubscribed() {
-        for channel in channels.keys {
-            channels[channel]?.isActive = false
-            channels[channel]?.subscribeRequest = nil
-        }
-    }
-
     /// The protocol made the subscription (`outcome`: from where, and what it covers).
     func subscribed(_ subscription: SubscriptionID, _ outcome: SubscribeOutcome) -> Bool {
-        guard let channel = link.connection?.subscribeRequests.removeValue(forKey: subscription) else { return false }
+        guard let connection = link.connection, let channel = connection.channels.answered(subscription) else { return false }
         defer { mirrorChannel(channel) }
         cancelRequestTimeout(subscription)
         guard var state = channels[channel] else { return true }
+        connection.channels.confirm(subscription, for: channel)
         let before = state.position
         // A resubscribe on a protocol that cannot resume, or of a channel with no position to
         // resume from (answered live): what was missed is unknown.
         let resumedLive = if case .live = outcome { state.hasBeenActive && state.position == nil } else { false }
         let refetch = outcome == .resumeUnsupported || resumedLive || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
-        state.subscribeRequest = nil
-        state.isActive = true
         state.hasBeenActive = true
         if let latest = outcome.position, state.position.map({ latest.isAtOrPast($0) == false }) ?? true {
             // A new subscription starts at the server's latest; and a server whose latest is
@@ -167,9 +153,8 @@ extension Session {
     /// The server refused (or did not answer) a subscribe: every subscriber of the channel
     /// learns why, and the session lets the channel go.
     func subscribeRejected(_ id: RequestID, _ error: SessionError) -> Bool {
-        guard let channel = link.connection?.subscribeRequests.removeValue(forKey: id) else { return false }
+        guard let channel = link.connection?.channels.answered(id) else { return false }
         cancelRequestTimeout(id)
-        channels[channel]?.subscribeRequest = nil
         if isReplaying(.subscription(channel)) {
             // A replayed step: the replay retries it, or gives up on it, step by step.
             replayEvent { $0.failed(.subscription(channel), reason: error.message) }
@@ -226,21 +211,18 @@ extension Session {
         if state.subscribers.isEmpty {
             channels[channel] = nil
             forgetInJournal(channel)
-            leaveOnServer(channel, state)
+            leaveOnServer(channel)
         } else {
             channels[channel] = state
         }
     }
 
-    private func leaveOnServer(_ channel: String, _ state: ChannelState) {
-        let connection = link.connection
-        let subscription = connection?.wireSubscription(of: channel, pending: state.subscribeRequest)
-        if let id = state.subscribeRequest {
-            connection?.subscribeRequests[id] = nil
-            cancelRequestTimeout(id)
-        }
-        guard acceptsRequests, state.isActive || state.subscribeRequest != nil, let subscription else { return }
-        connection?.wireSubscriptions[subscription] = nil
+    /// Leaves `channel` on this socket: its subscribe in flight forgotten (and its timeout), and
+    /// the subscription that stands for it, pending or confirmed, ended on the server.
+    private func leaveOnServer(_ channel: String) {
+        guard let (pending, subscription) = link.connection?.channels.forget(channel) else { return }
+        if let pending { cancelRequestTimeout(pending) }
+        guard acceptsRequests, let subscription else { return }
         // The answer is not awaited.
         perform(.unsubscribe(subscription))
     }
@@ -253,7 +235,7 @@ extension Session {
             for waiter in state.waiters { waiter.continuation.resume(throwing: error) }
         }
         channels = [:]
-        link.connection?.subscribeRequests = [:]
+        _ = link.connection?.channels.forgetPending()
         journal.steps.removeAll { channelName(of: $0) != nil }
     }
 }

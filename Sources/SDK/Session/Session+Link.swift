@@ -63,12 +63,11 @@ extension Session {
             connection.outbound.yield(.close(code, reason: reason))
             connection.outbound.finish()
             if let state = connection.machine?.sessionState { wireSessionState = state }
-            for id in connection.subscribeRequests.keys { cancelRequestTimeout(id) }
+            for id in connection.channels.pending.keys { cancelRequestTimeout(id) }
         }
         link = .idle
         for key in runtime.timers.keys { if case .wire = key { cancelTimer(key) } }
         cancelTimer(.heartbeat)
-        markChannelsUnsubscribed()
         recovery?.connectionLost()
     }
 

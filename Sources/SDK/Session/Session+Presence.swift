@@ -36,7 +36,7 @@ extension Session {
         channels[channel]?.tracked = state
         // Joined, or its join on the way (the announcement goes right behind it); otherwise the
         // next join carries it.
-        guard acceptsRequests, held.isActive || held.subscribeRequest != nil else { return }
+        guard acceptsRequests, link.connection?.channels.isJoinedOrJoining(channel) == true else { return }
         let topic = Topic(channel, options: held.options)
         _ = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<PublishReceipt, any Error>) in
             let id = makeRequestID()

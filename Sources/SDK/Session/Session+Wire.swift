@@ -85,22 +85,19 @@ extension Session {
             case .credentialsNeeded:
                 fetchCredentialsForOpenConnection()
             case .subscribed(let subscription, let outcome):
-                if let connection = link.connection, let channel = connection.subscribeRequests[subscription] {
-                    connection.wireSubscriptions[subscription] = channel
-                }
                 _ = subscribed(subscription, outcome)
             case .subscriptionFailed(let subscription, let failure):
                 let error = Self.rejection(failure, request: subscription)
-                let channel = link.connection?.wireSubscriptions.removeValue(forKey: subscription)
+                let channel = link.connection?.channels.unconfirm(subscription)
                 // A protocol without a subscribe acknowledgement (graphql-transport-ws) reports
                 // a refusal after the subscription counted as made: it ends then.
                 if !subscribeRejected(subscription, error), let channel { dropChannel(channel, error) }
             case .subscriptionEnded(let subscription, let reason):
-                guard let channel = link.connection?.wireSubscriptions.removeValue(forKey: subscription) else { continue }
+                guard let channel = link.connection?.channels.unconfirm(subscription) else { continue }
                 dropChannel(channel, SessionError(.disconnected, "the server ended the subscription to \(channel): \(reason)"))
             case .delivery(let subscription, let data, let position):
                 // A protocol that numbers nothing delivers what the server sent, as it came.
-                guard let channel = link.connection?.wireSubscriptions[subscription] else { continue }
+                guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
                 // The deliveries for the same subscription right after it go with it, in one step.
                 var run = [ChannelMessage(channel: channel, position: position, data: data)]
                 while index < actions.endIndex, case .delivery(subscription, let data, let position) = actions[index] {
