@@ -1,73 +1,104 @@
+import SDK
 import Testing
 
 /// Reads an `AsyncStream` for a test through one pump task, so that a read can give up after its
 /// patience (real time: a safety net, never a timing check) without cancelling the stream's
 /// iterator, which would end the stream for every later read. A read that gives up records an
 /// issue naming what it waited for and returns `nil`: a missing frame fails the test in seconds,
-/// with a message, instead of hanging until the suite's time limit.
-actor PatientReader<Element: Sendable> {
-    private var buffer: [Element] = []
-    private var ended = false
-    private var parked: CheckedContinuation<Void, Never>?
-    private var expiredRead: UInt64?
-    private var reads: UInt64 = 0
-    /// A read gave up (the test has failed): later reads of an empty buffer return `nil` at once,
-    /// so one missing frame costs one patience, not one per read.
-    private var gaveUp = false
+/// with a message, instead of hanging until the suite's time limit. The pump holds only the
+/// shared state, never the reader, and ends when the reader goes (a log that never finishes
+/// leaves no task behind).
+final class PatientReader<Element: Sendable>: Sendable {
+    private struct State {
+        var buffer: [Element] = []
+        var ended = false
+        var waiter: CheckedContinuation<Void, Never>?
+        var expiredRead: UInt64?
+        var reads: UInt64 = 0
+        /// A read gave up (the test has failed): later reads of an empty buffer return `nil` at
+        /// once, so one missing frame costs one patience, not one per read.
+        var gaveUp = false
+    }
+
+    private enum Step {
+        case element(Element)
+        case end
+        case expired
+        case wait
+    }
+
+    private let state: Locked<State>
+    private let pump: Task<Void, Never>
 
     init(_ stream: AsyncStream<Element>) {
-        Task { [weak self] in
+        let state = Locked(State())
+        self.state = state
+        pump = Task {
             for await element in stream {
-                guard let self else { return }
-                await self.arrived(element)
+                state.withLock { state -> CheckedContinuation<Void, Never>? in
+                    state.buffer.append(element)
+                    defer { state.waiter = nil }
+                    return state.waiter
+                }?.resume()
             }
-            await self?.finished()
+            state.withLock { state -> CheckedContinuation<Void, Never>? in
+                state.ended = true
+                defer { state.waiter = nil }
+                return state.waiter
+            }?.resume()
         }
     }
 
-    private func arrived(_ element: Element) {
-        buffer.append(element)
-        wake()
-    }
-
-    private func finished() {
-        ended = true
-        wake()
-    }
-
-    private func wake() {
-        let parked = self.parked
-        self.parked = nil
-        parked?.resume()
-    }
-
-    private func expire(_ read: UInt64) {
-        expiredRead = read
-        wake()
-    }
+    deinit { pump.cancel() }
 
     /// The next element; `nil` once the stream has ended, or — with an issue recorded — when
     /// none came within `patience` (and at once for every read after that one).
     func next(patience: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation) async -> Element? {
-        reads += 1
-        let read = reads
+        let read = state.withLock { state in
+            state.reads += 1
+            return state.reads
+        }
         var timer: Task<Void, Never>?
         defer { timer?.cancel() }
-        while buffer.isEmpty {
-            if ended || gaveUp { return nil }
-            if expiredRead == read {
-                gaveUp = true
+        while true {
+            let step = state.withLock { state -> Step in
+                if !state.buffer.isEmpty { return .element(state.buffer.removeFirst()) }
+                if state.ended || state.gaveUp { return .end }
+                if state.expiredRead == read {
+                    state.gaveUp = true
+                    return .expired
+                }
+                return .wait
+            }
+            switch step {
+            case .element(let element):
+                return element
+            case .end:
+                return nil
+            case .expired:
                 Issue.record("nothing came within \(patience) (the stream is still open)", sourceLocation: sourceLocation)
                 return nil
-            }
-            if timer == nil {
-                timer = Task { [weak self] in
-                    guard (try? await Task.sleep(for: patience)) != nil else { return }
-                    await self?.expire(read)
+            case .wait:
+                if timer == nil {
+                    let state = self.state
+                    timer = Task {
+                        guard (try? await Task.sleep(for: patience)) != nil else { return }
+                        state.withLock { state -> CheckedContinuation<Void, Never>? in
+                            state.expiredRead = read
+                            defer { state.waiter = nil }
+                            return state.waiter
+                        }?.resume()
+                    }
+                }
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let now = state.withLock { state -> Bool in
+                        if !state.buffer.isEmpty || state.ended || state.expiredRead == read { return true }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if now { continuation.resume() }
                 }
             }
-            await withCheckedContinuation { parked = $0 }
         }
-        return buffer.removeFirst()
     }
 }
