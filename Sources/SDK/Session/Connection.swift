@@ -17,6 +17,10 @@ extension Session {
         var machine: (any WireMachine)?
         /// The subscribes sent and the subscriptions confirmed on this socket.
         var channels = SocketChannels()
+        /// The deadlines of the subscribes in flight (timer `.subscribes`).
+        var subscribeDeadlines = Deadlines()
+        /// The replay of the journal on this socket, until the recovery is complete.
+        var replay: SocketReplay?
         /// Frames the machine produced in the current turn, not yet handed to the writer.
         var pendingFrames: [TransportFrame] = []
         /// The replay went out behind the credentials, before the server answered them.
@@ -29,6 +33,17 @@ extension Session {
             self.socket = socket
             self.outbound = outbound
             self.machine = machine
+        }
+
+        /// Lets the socket go: the turn's frames and then a close go to the writer, the attempt
+        /// is cancelled, and so are the app's recovery steps running for it. Its timers are the
+        /// session's to drop (``Session/dropSocketTimers(of:)``).
+        func close(_ code: CloseCode, reason: String) {
+            flushFrames()
+            attempt.cancel.fire()
+            outbound.yield(.close(code, reason: reason))
+            outbound.finish()
+            replay?.cancelRuns()
         }
 
         /// Hands the frames of the turn to the writer, as one batch.
@@ -66,6 +81,41 @@ extension Session {
             case .opening(let attempt): attempt.id
             case .authenticating(let connection), .open(let connection, _): connection.attempt.id
             }
+        }
+    }
+
+    /// The replay of the journal on one socket, with what the recovery waits for on it: each
+    /// channel's catch-up, the outbox publishes sent, the app's steps running. The recovery
+    /// itself (its trigger, attempts, counts) outlives the socket; this does not.
+    struct SocketReplay {
+        var plan: ReplayPlan
+        /// Per channel, the position the catch-up must reach.
+        var targets: [String: StreamPosition] = [:]
+        /// Outbox publishes sent and not yet acknowledged.
+        var flushing: Set<RequestID> = []
+        /// App-defined steps running now, by the serial of their run.
+        var customRuns: [RecoveryStepID: (serial: UInt64, cancel: OneShot)] = [:]
+
+        /// Indicates that the replay, the catch-ups and the outbox flush are all done.
+        var isSettled: Bool { plan.isFinished && targets.isEmpty && flushing.isEmpty }
+
+        /// A message was delivered: whether it was one the channel missed (at or before its
+        /// target), and whether it reached the target (the channel's catch-up is done).
+        mutating func counted(_ message: ChannelMessage) -> (missed: Bool, reached: Bool) {
+            guard let position = message.position, let target = targets[message.channel] else { return (false, false) }
+            let missed = target.isAtOrPast(position) == true
+            guard position.isAtOrPast(target) == true else { return (missed, false) }
+            targets[message.channel] = nil
+            return (missed, true)
+        }
+
+        /// Feeds the plan an event, in place: what to carry out.
+        mutating func feed(_ event: (inout ReplayPlan) -> [ReplayPlan.Action]) -> [ReplayPlan.Action] { event(&plan) }
+
+        /// Cancels the app's steps running (their socket is gone, or the recovery).
+        mutating func cancelRuns() {
+            for run in customRuns.values { run.cancel.fire() }
+            customRuns = [:]
         }
     }
 

@@ -113,9 +113,11 @@ extension Session {
     /// its time starts counting after the connect timeout's, so that an attempt that fails to
     /// connect is what ends it (the next connection's replay has it), never its own timeout.
     func sendSubscribe(_ channel: String, behindCredentials: Bool = false) {
+        guard let connection = link.connection else { return }
         let id = makeRequestID()
-        link.connection?.channels.sent(id, for: channel)
-        armRequestTimeout(id, after: behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout)
+        connection.channels.sent(id, for: channel)
+        let timeout = behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout
+        apply(connection.subscribeDeadlines.add(id, deadline: clock.deadline(after: timeout), timeout: timeout, remaining: timeout), to: .subscribes)
         let state = channels[channel]
         let topic = Topic(channel, options: state?.options)
         perform(.subscribe(id, topic, resume: state?.position))
@@ -127,7 +129,7 @@ extension Session {
     func subscribed(_ subscription: SubscriptionID, _ outcome: SubscribeOutcome) -> Bool {
         guard let connection = link.connection, let channel = connection.channels.answered(subscription) else { return false }
         defer { mirrorChannel(channel) }
-        cancelRequestTimeout(subscription)
+        apply(connection.subscribeDeadlines.remove(subscription), to: .subscribes)
         guard var state = channels[channel] else { return true }
         connection.channels.confirm(subscription, for: channel)
         let before = state.position
@@ -153,8 +155,8 @@ extension Session {
     /// The server refused (or did not answer) a subscribe: every subscriber of the channel
     /// learns why, and the session lets the channel go.
     func subscribeRejected(_ id: RequestID, _ error: SessionError) -> Bool {
-        guard let channel = link.connection?.channels.answered(id) else { return false }
-        cancelRequestTimeout(id)
+        guard let connection = link.connection, let channel = connection.channels.answered(id) else { return false }
+        apply(connection.subscribeDeadlines.remove(id), to: .subscribes)
         if isReplaying(.subscription(channel)) {
             // A replayed step: the replay retries it, or gives up on it, step by step.
             replayEvent { $0.failed(.subscription(channel), reason: error.message) }
@@ -179,12 +181,18 @@ extension Session {
     private func forgetInJournal(_ channel: String, keepInReplay: Bool = false) {
         let id = RecoveryStepID.subscription(channel)
         journal.steps.removeAll { $0 == id }
-        if recovery?.targets.removeValue(forKey: channel) != nil { checkRecoveryComplete() }
+        if link.connection?.replay?.targets.removeValue(forKey: channel) != nil { checkRecoveryComplete() }
         if !keepInReplay { replayEvent { $0.remove(id) } }
     }
 
-    func failSubscribeWaiters(requestID: RequestID, _ error: SessionError) {
-        _ = subscribeRejected(requestID, error)
+    /// The subscribe timer of the socket fired: every subscribe whose deadline passed fails
+    /// (oldest first), as a refusal would.
+    func subscribeTimeoutsFired() {
+        guard let connection = link.connection else { return }
+        let clock = clock
+        let (expired, change) = connection.subscribeDeadlines.expire { clock.remaining(until: $0) }
+        apply(change, to: .subscribes)
+        for entry in expired { _ = subscribeRejected(entry.id, SessionError(.timedOut, "no reply within \(entry.timeout)")) }
     }
 
     /// The connection was lost while `subscribe(to:)` calls waited: they throw, and hold nothing.
@@ -220,8 +228,9 @@ extension Session {
     /// Leaves `channel` on this socket: its subscribe in flight forgotten (and its timeout), and
     /// the subscription that stands for it, pending or confirmed, ended on the server.
     private func leaveOnServer(_ channel: String) {
-        guard let (pending, subscription) = link.connection?.channels.forget(channel) else { return }
-        if let pending { cancelRequestTimeout(pending) }
+        guard let connection = link.connection else { return }
+        let (pending, subscription) = connection.channels.forget(channel)
+        if let pending { apply(connection.subscribeDeadlines.remove(pending), to: .subscribes) }
         guard acceptsRequests, let subscription else { return }
         // The answer is not awaited.
         perform(.unsubscribe(subscription))

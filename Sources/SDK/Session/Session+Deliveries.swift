@@ -4,7 +4,7 @@ extension Session {
     /// (``flushDeliveries()``).
     func deliver(_ messages: [ChannelMessage], to channel: String) {
         // In place, one lookup for the run: the channel's state is not copied.
-        let held = Self.hold(messages, in: &channels[channel], countingFor: &recovery)
+        let held = Self.hold(messages, in: &channels[channel], countingFor: link.connection, into: &recovery)
         if held.first { turn.delivering.append(channel) }
         // Counted for the recovery before the app sees them: when the app sees the last missed
         // message, the recovery's report is already published.
@@ -21,9 +21,10 @@ extension Session {
     }
 
     /// Holds the messages of `run` for the channel's subscribers (none when the channel is not
-    /// held), keeps the position of the last, and counts each one for the recovery. The
-    /// protocol's machine has dropped what was delivered already.
-    private static func hold(_ run: [ChannelMessage], in state: inout ChannelState?, countingFor recovery: inout Recovery?) -> Held {
+    /// held), keeps the position of the last, and counts each one the socket's catch-up awaited
+    /// into the recovery. The protocol's machine has dropped what was delivered already. In
+    /// place: neither the channel nor the recovery is copied per message.
+    private static func hold(_ run: [ChannelMessage], in state: inout ChannelState?, countingFor connection: Connection?, into recovery: inout Recovery?) -> Held {
         var held = Held()
         guard state != nil else { return held }
         // The turn's first run sets the room (later runs grow it as arrays do).
@@ -32,7 +33,9 @@ extension Session {
             if let position = message.position { state?.position = position }
             if state?.undelivered.isEmpty ?? false { held.first = true }
             state?.undelivered.append(message)
-            if recovery != nil, countForRecovery(message, in: &recovery) { held.recoveryTargetReached = true }
+            guard recovery != nil, let counted = connection?.replay?.counted(message) else { continue }
+            if counted.missed { recovery?.caughtUp[message.channel, default: 0] += 1 }
+            if counted.reached { held.recoveryTargetReached = true }
         }
         return held
     }

@@ -34,12 +34,15 @@ extension Session {
         case connectTimeout
         /// The earliest of the pending requests' deadlines (one timer for them all).
         case requests
-        case recoveryStep(RecoveryStepID)
         case outboxDeadline
         case refreshDeadline
-        case heartbeat
-        /// A timer the protocol machine asked for (a server-heartbeat watchdog).
-        case wire(String)
+        /// A timer of one socket (its attempt's id), dropped with it.
+        case socket(UInt64, SocketTimer)
+
+        /// The attempt of a socket's timer.
+        var attempt: UInt64? {
+            if case .socket(let attempt, _) = self { attempt } else { nil }
+        }
 
         /// How diagnostics name it.
         var sessionTimer: SessionTimer {
@@ -47,11 +50,9 @@ extension Session {
             case .policy(let id): .policy(id)
             case .connectTimeout: .connectTimeout
             case .requests: .request
-            case .recoveryStep: .recoveryStep
             case .outboxDeadline: .outbox
             case .refreshDeadline: .refresh
-            case .heartbeat: .heartbeat
-            case .wire(let name): .protocolTimer(name)
+            case .socket(_, let timer): timer.sessionTimer
             }
         }
 
@@ -59,6 +60,28 @@ extension Session {
             switch timer {
             case .policy(let id): self = .policy(id)
             case .connectTimeout: self = .connectTimeout
+            }
+        }
+    }
+
+    /// The timers that live and die with one socket.
+    enum SocketTimer: Hashable, Sendable {
+        /// The session's next ping.
+        case heartbeat
+        /// The earliest deadline of the subscribes in flight (one timer for them all).
+        case subscribes
+        /// An app-defined recovery step's run.
+        case recoveryStep(RecoveryStepID)
+        /// A timer the protocol machine asked for (a server-heartbeat watchdog).
+        case wire(String)
+
+        /// How diagnostics name it.
+        var sessionTimer: SessionTimer {
+            switch self {
+            case .heartbeat: .heartbeat
+            case .subscribes: .request
+            case .recoveryStep: .recoveryStep
+            case .wire(let name): .protocolTimer(name)
             }
         }
     }

@@ -58,17 +58,28 @@ extension Session {
             attempt.cancel.fire()
         case .authenticating(let connection), .open(let connection, _):
             if goodbye { sayGoodbye() }
-            connection.flushFrames()
-            connection.attempt.cancel.fire()
-            connection.outbound.yield(.close(code, reason: reason))
-            connection.outbound.finish()
+            connection.close(code, reason: reason)
             if let state = connection.machine?.sessionState { wireSessionState = state }
-            for id in connection.channels.pending.keys { cancelRequestTimeout(id) }
+            dropSocketTimers(of: connection.attempt.id)
         }
         link = .idle
-        for key in runtime.timers.keys { if case .wire = key { cancelTimer(key) } }
-        cancelTimer(.heartbeat)
-        recovery?.connectionLost()
+    }
+
+    /// Cancels every timer of `attempt`'s socket.
+    func dropSocketTimers(of attempt: UInt64) {
+        for key in runtime.timers.keys where key.attempt == attempt { cancelTimer(key) }
+    }
+
+    /// Arms a timer of the open socket (none when there is no socket).
+    func arm(_ timer: SocketTimer, after delay: Duration) {
+        guard let connection = link.connection else { return }
+        arm(.socket(connection.attempt.id, timer), after: delay)
+    }
+
+    /// Cancels a timer of the open socket.
+    func cancelTimer(_ timer: SocketTimer) {
+        guard let connection = link.connection else { return }
+        cancelTimer(.socket(connection.attempt.id, timer))
     }
 
     func connectionOpened(attempt: UInt64, connection: any TransportConnection, token: Secret?, handshake: Handshake, settled: OneShot) {
@@ -210,16 +221,19 @@ extension Session {
             perform(runtime.control.timerFired(.connectTimeout))
         case .requests:
             requestTimeoutsFired()
-        case .recoveryStep(let id):
-            customStepTimedOut(id)
         case .outboxDeadline:
             armOutboxDeadline()
         case .refreshDeadline:
             failRefresh(SessionError(.timedOut, "the background refresh did not finish within its deadline"))
-        case .heartbeat:
-            sendHeartbeat()
-        case .wire(let name):
-            wireTimerFired(name)
+        case .socket(let attempt, let timer):
+            // A timer of a socket let go finds nothing.
+            guard connection(of: attempt) != nil else { return }
+            switch timer {
+            case .heartbeat: sendHeartbeat()
+            case .subscribes: subscribeTimeoutsFired()
+            case .recoveryStep(let id): customStepTimedOut(id)
+            case .wire(let name): wireTimerFired(name)
+            }
         }
     }
 }

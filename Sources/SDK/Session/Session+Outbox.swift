@@ -123,19 +123,19 @@ extension Session {
     /// the publishes still follow them).
     func flushOutboxIfReady() {
         guard !outbox.isEmpty, acceptsRequests else { return }
-        if let plan = recovery?.plan, !plan.isSettled(exceptRunning: { channelName(of: $0) != nil }) { return }
+        if let plan = link.connection?.replay?.plan, !plan.isSettled(exceptRunning: { channelName(of: $0) != nil }) { return }
         let entries = outbox
         outbox = []
         cancelTimer(.outboxDeadline)
         for entry in entries {
             let id = sendPublish(entry)
-            recovery?.flushing.insert(id)
+            link.connection?.replay?.flushing.insert(id)
         }
     }
 
     /// An outbox publish was answered (either way).
     func outboxRequestSettled(_ id: RequestID) {
-        guard recovery?.flushing.remove(id) != nil else { return }
+        guard link.connection?.replay?.flushing.remove(id) != nil else { return }
         recovery?.flushed += 1
         checkRecoveryComplete()
     }

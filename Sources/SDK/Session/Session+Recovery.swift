@@ -1,33 +1,17 @@
 extension Session {
     /// One recovery in progress: from its trigger, across any failed attempts, to fully
-    /// recovered.
+    /// recovered. What it waits for on one socket (the replay, the catch-ups, the outbox flush,
+    /// the app's steps running) is that socket's (``SocketReplay``), and goes with it.
     struct Recovery {
         let trigger: RecoveryReport.Trigger
         let startedAt: SessionClock.Instant
         var connectionAttempts = 0
-        /// The replay of this connection's journal.steps (set once authenticated).
-        var plan: ReplayPlan?
         /// Steps performed before this recovery: their runs are replays.
         var replayed: Set<RecoveryStepID> = []
-        /// Per channel, the position the catch-up must reach.
-        var targets: [String: StreamPosition] = [:]
         var caughtUp: [String: Int] = [:]
         var gaps: Set<String> = []
         var refetch: Set<String> = []
-        /// Outbox publishes sent and not yet acknowledged.
-        var flushing: Set<RequestID> = []
         var flushed = 0
-        /// App-defined steps running now, by the serial of their run.
-        var customRuns: [RecoveryStepID: (serial: UInt64, cancel: OneShot)] = [:]
-
-        /// Forgets what belonged to the connection that was lost; the recovery goes on.
-        mutating func connectionLost() {
-            plan = nil
-            targets = [:]
-            flushing = []
-            for run in customRuns.values { run.cancel.fire() }
-            customRuns = [:]
-        }
     }
 
     /// What the next recovery report will say: what triggered it (the latest reason to connect)
@@ -111,10 +95,12 @@ extension Session {
 
     /// The session gave up connecting (a final disconnect): no recovery to report.
     func abandonRecovery() {
-        guard let current = recovery else { return }
-        for id in current.customRuns.keys { cancelTimer(.recoveryStep(id)) }
-        for run in current.customRuns.values { run.cancel.fire() }
+        guard recovery != nil else { return }
         recovery = nil
+        guard let connection = link.connection, let replay = connection.replay else { return }
+        for id in replay.customRuns.keys { cancelTimer(SocketTimer.recoveryStep(id)) }
+        connection.replay?.cancelRuns()
+        connection.replay = nil
     }
 
     /// Authenticated: replay the journal.steps.
@@ -133,7 +119,7 @@ extension Session {
         }
         var plan = ReplayPlan(steps: steps, mode: settings.replayMode, attemptLimit: settings.replayAttempts)
         let actions = plan.start()
-        recovery?.plan = plan
+        link.connection?.replay = SocketReplay(plan: plan)
         recovery?.replayed = replayed
         performReplay(actions)
         // The outbox follows the resubscribes in the same flight when nothing else is ahead of it.
@@ -142,25 +128,13 @@ extension Session {
 
     /// Feeds the replay an event and carries out what it says.
     func replayEvent(_ event: (inout ReplayPlan) -> [ReplayPlan.Action]) {
-        let actions = withRecovery { recovery -> [ReplayPlan.Action]? in
-            guard var plan = recovery?.plan else { return nil }
-            // Held only here while it changes (a copy left behind would be copied on every event).
-            recovery?.plan = nil
-            defer { recovery?.plan = plan }
-            return event(&plan)
-        }
-        if let actions { performReplay(actions) }
+        // Changed in place in the socket's value (a class): the plan is not copied per event.
+        guard let actions = link.connection?.replay?.feed(event) else { return }
+        performReplay(actions)
     }
 
     func isReplaying(_ id: RecoveryStepID) -> Bool {
-        withRecovery { if case .running? = $0?.plan?.state(of: id) { true } else { false } }
-    }
-
-    /// Reads or changes the recovery in place. Read as `recovery?.…`, the actor's property is
-    /// copied whole first (its plan, tables and sets retained, then released): on the paths taken
-    /// for every acknowledgement and every caught-up channel, that copy was most of their cost.
-    func withRecovery<Result>(_ body: (inout Recovery?) -> Result) -> Result {
-        body(&recovery)
+        if case .running? = link.connection?.replay?.plan.state(of: id) { true } else { false }
     }
 
     private func performReplay(_ actions: [ReplayPlan.Action]) {
@@ -202,22 +176,22 @@ extension Session {
         cancelCustomRun(id)
         let serial = makeSerial()
         let cancel = OneShot()
-        recovery?.customRuns[id] = (serial, cancel)
-        arm(.recoveryStep(id), after: settings.requestTimeout)
+        link.connection?.replay?.customRuns[id] = (serial, cancel)
+        arm(SocketTimer.recoveryStep(id), after: settings.requestTimeout)
         let context = RecoveryStepContext(session: self, isReplay: step.hasRun, attempt: attempt)
         spawn(.customStep(id, serial: serial, perform: step.perform, context: context, cancel: cancel))
     }
 
     private func cancelCustomRun(_ id: RecoveryStepID) {
-        cancelTimer(.recoveryStep(id))
-        recovery?.customRuns.removeValue(forKey: id)?.cancel.fire()
+        cancelTimer(SocketTimer.recoveryStep(id))
+        link.connection?.replay?.customRuns.removeValue(forKey: id)?.cancel.fire()
     }
 
     /// An app-defined step's run ended.
     func customStepFinished(_ id: RecoveryStepID, serial: UInt64, error: String?) {
-        guard recovery?.customRuns[id]?.serial == serial else { return }
-        recovery?.customRuns[id] = nil
-        cancelTimer(.recoveryStep(id))
+        guard let connection = link.connection, connection.replay?.customRuns[id]?.serial == serial else { return }
+        connection.replay?.customRuns[id] = nil
+        cancelTimer(SocketTimer.recoveryStep(id))
         if let error {
             replayEvent { $0.failed(id, reason: error) }
         } else {
@@ -228,43 +202,26 @@ extension Session {
 
     /// An app-defined step took longer than the request timeout.
     func customStepTimedOut(_ id: RecoveryStepID) {
-        recovery?.customRuns.removeValue(forKey: id)?.cancel.fire()
+        link.connection?.replay?.customRuns.removeValue(forKey: id)?.cancel.fire()
         replayEvent { $0.failed(id, reason: "timed out after \(settings.requestTimeout)") }
     }
 
     /// A subscribe was acknowledged: note how far the catch-up must go.
     func recoverySubscribeAcknowledged(_ channel: String, outcome: SubscribeOutcome, positionBefore before: StreamPosition?, refetch: Bool) {
         // Without a recovery, each of these does nothing.
-        withRecovery { recovery in
-            if let before, let latest = outcome.position, latest != before, latest.isAtOrPast(before) == true {
-                recovery?.targets[channel] = latest
-            }
-            if case .gap = outcome { recovery?.gaps.insert(channel) }
-            if refetch { recovery?.refetch.insert(channel) }
+        if let before, let latest = outcome.position, latest != before, latest.isAtOrPast(before) == true {
+            link.connection?.replay?.targets[channel] = latest
         }
+        if case .gap = outcome { recovery?.gaps.insert(channel) }
+        if refetch { recovery?.refetch.insert(channel) }
         replayEvent { $0.succeeded(.subscription(channel)) }
-    }
-
-    /// A message was delivered: counts it if it was missed while away, and returns whether it
-    /// was the last one a channel missed (then the recovery may be complete). In place: the
-    /// recovery is not copied per message.
-    static func countForRecovery(_ message: ChannelMessage, in recovery: inout Recovery?) -> Bool {
-        guard let position = message.position, let target = recovery?.targets[message.channel] else { return false }
-        if target.isAtOrPast(position) == true { recovery?.caughtUp[message.channel, default: 0] += 1 }
-        guard position.isAtOrPast(target) == true else { return false }
-        recovery?.targets[message.channel] = nil
-        return true
     }
 
     /// Fully recovered? Then report, and end the recovery.
     func checkRecoveryComplete() {
-        // Read in place first: this runs as each channel's catch-up ends.
-        let settled = withRecovery { recovery in
-            recovery?.plan?.isFinished == true && recovery?.targets.isEmpty == true && recovery?.flushing.isEmpty == true
-        }
-        guard settled, outbox.isEmpty else { return }
+        guard let connection = link.connection, connection.replay?.isSettled == true, outbox.isEmpty else { return }
         // Never before the server accepted the credentials (a pipelined replay can settle first).
-        guard case .open = link, let current = recovery, let plan = current.plan else { return }
+        guard case .open = link, let current = recovery, let plan = connection.replay?.plan else { return }
         let implicitReplay = next.isReplay
         var steps = [
             RecoveryReport.Step(id: .connected, outcome: .succeeded, attempts: current.connectionAttempts, isReplay: implicitReplay),
@@ -290,6 +247,7 @@ extension Session {
             refetch: current.refetch
         )
         recovery = nil
+        connection.replay = nil
         next.isReplay = true
         reportBroadcaster.set(report, onlyIfChanged: false)
         completeRefresh(with: report)

@@ -6,10 +6,8 @@ extension Session {
     struct PendingRequests {
         var nextID: RequestID = 1
         var waiting: [RequestID: PendingRequest] = [:]
-        /// Every pending request's deadline and timeout.
-        var deadlines: [RequestID: (deadline: SessionClock.Instant, timeout: Duration)] = [:]
-        /// When the request timer is armed to fire.
-        var timerDeadline: SessionClock.Instant?
+        /// Every pending request's deadline (timer `.requests`).
+        var deadlines = Deadlines()
     }
 
     /// One turn of the session: the frames it makes go to the writer together when it ends,
@@ -81,10 +79,6 @@ extension Session {
         return true
     }
 
-    func failRequest(_ id: RequestID, _ error: SessionError) {
-        _ = resolveRequest(id, with: .failure(error))
-        failSubscribeWaiters(requestID: id, error)
-    }
 
     /// The connection is gone (or the session is): every pending request fails with `error` —
     /// but an unacknowledged publish, with `requeuePublishes`, goes back to the outbox to be
@@ -120,7 +114,7 @@ extension Session {
     /// the client can ping (otherwise the protocol watches the server's heartbeat).
     func armHeartbeat() {
         guard let heartbeat = settings.heartbeat, canProbe, case .open = link, lifecycle.isForeground else { return }
-        arm(.heartbeat, after: heartbeat.interval)
+        arm(SocketTimer.heartbeat, after: heartbeat.interval)
         settings.logger.log(.debug, "heartbeat armed: next ping in \(heartbeat.interval)")
     }
 
@@ -135,13 +129,13 @@ extension Session {
     /// next frame, within one server heartbeat (its watchdog ends a silent connection).
     func probeAfterForeground() {
         guard settings.heartbeat != nil, case .open = link else { return }
-        cancelTimer(.heartbeat)
+        cancelTimer(SocketTimer.heartbeat)
         sendLivenessPing(timeout: canProbe ? settings.foregroundProbeTimeout : nil)
     }
 
     /// In the background the session runs no heartbeat of its own (nor its pending ping).
     func stopHeartbeat() {
-        cancelTimer(.heartbeat)
+        cancelTimer(SocketTimer.heartbeat)
         for (id, request) in requests.waiting where request.kind == .heartbeat {
             requests.waiting[id] = nil
             cancelRequestTimeout(id)
@@ -160,43 +154,36 @@ extension Session {
 
     /// Fails request `id` if no reply comes within `timeout`.
     func armRequestTimeout(_ id: RequestID, after timeout: Duration) {
-        let deadline = clock.deadline(after: timeout)
-        requests.deadlines[id] = (deadline, timeout)
-        // The armed timer fires by then: it will find this request too.
-        if let armed = requests.timerDeadline, armed <= deadline { return }
-        requests.timerDeadline = deadline
-        arm(.requests, after: timeout)
+        let change = requests.deadlines.add(id, deadline: clock.deadline(after: timeout), timeout: timeout, remaining: timeout)
+        apply(change, to: .requests)
     }
 
     /// Request `id` was answered (or is gone): its deadline no longer counts.
     func cancelRequestTimeout(_ id: RequestID) {
-        guard requests.deadlines.removeValue(forKey: id) != nil, requests.deadlines.isEmpty else { return }
-        requests.timerDeadline = nil
-        cancelTimer(.requests)
+        apply(requests.deadlines.remove(id), to: .requests)
     }
 
-    /// The request timer fired: fail every request whose deadline passed, and re-arm for the
-    /// earliest that remains.
+    /// The request timer fired: fail every request whose deadline passed (oldest first), and
+    /// re-arm for the earliest that remains.
     func requestTimeoutsFired() {
-        requests.timerDeadline = nil
-        var expired: [(id: RequestID, timeout: Duration, remaining: Duration)] = []
-        var earliest: (deadline: SessionClock.Instant, remaining: Duration)?
-        for (id, entry) in requests.deadlines {
-            let remaining = clock.remaining(until: entry.deadline)
-            if remaining <= .zero {
-                expired.append((id, entry.timeout, remaining))
-            } else if earliest.map({ remaining < $0.remaining }) ?? true {
-                earliest = (entry.deadline, remaining)
-            }
+        let clock = clock
+        let (expired, change) = requests.deadlines.expire { clock.remaining(until: $0) }
+        apply(change, to: .requests)
+        for entry in expired { _ = resolveRequest(entry.id, with: .failure( SessionError(.timedOut, "no reply within \(entry.timeout)"))) }
+    }
+
+    /// Does what a set of deadlines says to its timer.
+    func apply(_ change: Deadlines.TimerChange, to timer: TimerKey) {
+        switch change {
+        case .keep: break
+        case .arm(let delay): arm(timer, after: delay)
+        case .cancel: cancelTimer(timer)
         }
-        for entry in expired { requests.deadlines[entry.id] = nil }
-        if let earliest {
-            requests.timerDeadline = earliest.deadline
-            arm(.requests, after: earliest.remaining)
-        }
-        // Oldest first, as one timer per request would have fired them.
-        for entry in expired.sorted(by: { ($0.remaining, $0.id) < ($1.remaining, $1.id) }) {
-            failRequest(entry.id, SessionError(.timedOut, "no reply within \(entry.timeout)"))
-        }
+    }
+
+    /// Does what a set of deadlines says to a timer of the open socket.
+    func apply(_ change: Deadlines.TimerChange, to timer: SocketTimer) {
+        guard let connection = link.connection else { return }
+        apply(change, to: .socket(connection.attempt.id, timer))
     }
 }

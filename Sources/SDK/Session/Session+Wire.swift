@@ -112,9 +112,9 @@ extension Session {
             case .replied(let request, .failure(let failure)):
                 _ = resolveRequest(request, with: .failure(Self.rejection(failure, request: request)))
             case .arm(let timer, let delay):
-                arm(.wire(timer.name), after: delay)
+                arm(SocketTimer.wire(timer.name), after: delay)
             case .cancel(let timer):
-                cancelTimer(.wire(timer.name))
+                cancelTimer(SocketTimer.wire(timer.name))
             case .end(let ending):
                 flushFrames()
                 connectionEnded(reason: ending.reason, disposition: ending.disposition, closeCode: ending.closeCode)

@@ -50,3 +50,32 @@ struct SessionRequestsTests {
         }
     }
 }
+
+extension SessionRequestsTests {
+    @Test("the socket's timers go with it: a lost connection leaves no heartbeat and no subscribe deadline armed, and none fires on the next socket")
+    func socketTimersDieWithTheSocket() async throws {
+        let server = TestServer()
+        let settings = try AppSettings.testing(auto: true) {
+            $0.requestTimeout(.seconds(10)).heartbeat(interval: .seconds(30), timeout: .seconds(5))
+        }
+        let session = Session(settings: settings, transport: server.transport(), clock: clock, lifecycle: lifecycle)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            server.setFrozen(true)
+            let subscribing = Task { try await session.subscribe(to: "room") }
+            try await server.waitForReceivedMessages(2)
+            #expect(session.armedTimers.contains(.heartbeat) && session.armedTimers.contains(.request))
+            server.setFrozen(false)
+            server.dropAllConnections()
+            let error = await #expect(throws: SessionError.self) { try await subscribing.value }
+            #expect(error?.code == .connectionLost)
+            #expect(session.armedTimers == [.reconnect], "only the policy's retry: \(session.armedTimers)")
+            await clock.advance(by: .seconds(1))
+            try await status.waitFor(.connected)
+            // The next socket's heartbeat is its own; nothing of the first fires on it.
+            await clock.advance(by: .seconds(10))
+            #expect(session.status == .connected)
+            #expect(session.armedTimers.filter { $0 == .heartbeat }.count == 1)
+        }
+    }
+}
