@@ -54,13 +54,13 @@ case "machine":
     var machine = try subscribedMachine()
     let frame = try messageFrame()
     for _ in 0..<count {
-        if case .delivery(_, _, .sequence(let sequence)?)? = machine.receive(frame).first { checksum &+= sequence }
+        if case .delivery(_, _, let position?)? = machine.receive(frame).first { checksum &+= position.sequence ?? 0 }
     }
 case "read":
     var machine = try subscribedMachine()
     let read = Array(repeating: try messageFrame(), count: 1_000)
     for _ in 0..<count / read.count {
-        for case .delivery(_, _, .sequence(let sequence)?) in machine.receive(contentsOf: read) { checksum &+= sequence }
+        for case .delivery(_, _, let position?) in machine.receive(contentsOf: read) { checksum &+= position.sequence ?? 0 }
     }
 case "server":
     var core = ServerCore()

@@ -13,16 +13,25 @@ public struct PublishReceipt: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var confirmation: Confirmation
+    /// Where the message stands in its channel's stream, where the server said (Tether).
+    public var position: StreamPosition?
     /// The message's sequence number, where the protocol numbers messages (Tether).
-    public var sequence: UInt64?
+    public var sequence: UInt64? {
+        get { position?.sequence }
+        set { position = newValue.map(StreamPosition.sequence) }
+    }
     /// The server's answer, where it sent one: on graphql-transport-ws the mutation's whole
     /// result, the `next` message's `payload` (`{"data": …}`, with `errors` where the server sent
     /// some); on Socket.IO the ack's arguments.
     public var response: JSONValue?
 
     public init(_ confirmation: Confirmation, sequence: UInt64? = nil, response: JSONValue? = nil) {
+        self.init(confirmation, position: sequence.map(StreamPosition.sequence), response: response)
+    }
+
+    public init(_ confirmation: Confirmation, position: StreamPosition?, response: JSONValue? = nil) {
         self.confirmation = confirmation
-        self.sequence = sequence
+        self.position = position
         self.response = response
     }
 
@@ -31,7 +40,7 @@ public struct PublishReceipt: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch confirmation {
-        case .acknowledged: "acknowledged" + (sequence.map { " #\($0)" } ?? "")
+        case .acknowledged: "acknowledged" + (sequence.map { " #\($0)" } ?? position.map { " at \($0)" } ?? "")
         case .sentUnconfirmed: "sent, not confirmed"
         }
     }

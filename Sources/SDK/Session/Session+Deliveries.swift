@@ -47,7 +47,7 @@ extension Session {
         let names = turn.delivering
         turn.delivering = []
         // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
-        let positions = names.compactMap { name in channels[name].map { (name, $0.position?.sequence) } }
+        let positions = names.compactMap { name in channels[name].map { (name, $0.position) } }
         diagnostics.update { mirror in
             for (name, last) in positions { mirror.channels[name] = .some(last) }
         }

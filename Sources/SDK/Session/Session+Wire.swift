@@ -106,7 +106,7 @@ extension Session {
                 }
                 deliver(run, to: channel)
             case .replied(let request, .success(.acknowledged(let position, let payload))):
-                _ = resolveRequest(request, with: .success(PublishReceipt(.acknowledged, sequence: position?.sequence, response: payload)))
+                _ = resolveRequest(request, with: .success(PublishReceipt(.acknowledged, position: position, response: payload)))
             case .replied(let request, .success(.sentUnconfirmed)):
                 _ = resolveRequest(request, with: .success(PublishReceipt(.sentUnconfirmed)))
             case .replied(let request, .failure(let failure)):

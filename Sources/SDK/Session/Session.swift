@@ -36,7 +36,7 @@ public actor Session {
     /// The socket: none, opening, or open with everything that lives and dies with it.
     var link: Link = .idle
     /// What the protocol keeps across sockets (``WireMachine/sessionState``), between them.
-    var wireSessionState: (any Sendable)?
+    var wireSessionState: WireSessionState?
     /// Upgrades refused with an HTTP status since the last socket that opened.
     var upgradeRefusalsInARow = 0
     /// The requests waiting for their replies, and their deadlines.

@@ -7,8 +7,8 @@ struct Subscriber: Sendable {
     /// What a subscriber holds unread, shared with its ``Subscription``.
     struct Backlog: Sendable {
         var unread = 0
-        /// The sequence of the last message handed over (for the error that ends a slow one).
-        var lastSequence: UInt64?
+        /// The position of the last message handed over (for the error that ends a slow one).
+        var lastPosition: StreamPosition?
     }
 
     let continuation: AsyncThrowingStream<[ChannelMessage], any Error>.Continuation
@@ -21,7 +21,7 @@ struct Subscriber: Sendable {
         let accepted = backlog.withLock { backlog in
             guard backlog.unread == 0 || backlog.unread + batch.count <= limit else { return false }
             backlog.unread += batch.count
-            if let sequence = batch.last(where: { $0.sequence != nil })?.sequence { backlog.lastSequence = sequence }
+            if let position = batch.last(where: { $0.position != nil })?.position { backlog.lastPosition = position }
             return true
         }
         if accepted { continuation.yield(batch) }
@@ -30,7 +30,7 @@ struct Subscriber: Sendable {
 
     /// The error that ends a subscriber that fell behind by more than `limit` on `channel`.
     func tooSlow(on channel: String, limit: Int) -> SessionError {
-        let last = backlog.withLock { $0.lastSequence }.map { "; the last message it got is sequence \($0)" } ?? ""
+        let last = backlog.withLock { $0.lastPosition }.map { "; the last message it got is at \($0)" } ?? ""
         return SessionError(
             .subscriberTooSlow, "the subscriber of \(channel) fell more than \(limit) messages behind: it was let go\(last) (subscribe again, and fetch what came since)"
         )

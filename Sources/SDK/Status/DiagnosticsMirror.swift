@@ -8,7 +8,7 @@ final class DiagnosticsMirror: Sendable {
         var policyName = ""
         var appState = AppLifecycleState.active
         var armedTimers: [SessionTimer] = []
-        var channels: [String: UInt64?] = [:]
+        var channels: [String: StreamPosition?] = [:]
         var journal: [RecoveryStepID] = []
     }
 

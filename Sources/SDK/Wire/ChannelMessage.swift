@@ -7,8 +7,9 @@
 /// resume's catch-up is counted — numbers local to this session, not the broker's.
 public struct ChannelMessage: Hashable, Sendable {
     public var channel: String
-    /// Where the message stands in its channel's stream, in the protocol's own terms.
-    package var position: StreamPosition?
+    /// Where the message stands in its channel's stream, in the protocol's own terms (`nil`
+    /// where the protocol places messages nowhere: graphql-transport-ws, Socket.IO).
+    public var position: StreamPosition?
     /// The server's sequence number, where the protocol numbers messages (MQTT: the session's
     /// count of the subscription's deliveries).
     public var sequence: UInt64? {
@@ -24,7 +25,7 @@ public struct ChannelMessage: Hashable, Sendable {
         self.init(channel: channel, position: sequence.map(StreamPosition.sequence), data: data)
     }
 
-    package init(channel: String, position: StreamPosition?, data: JSONValue) {
+    public init(channel: String, position: StreamPosition?, data: JSONValue) {
         self.channel = channel
         self.position = position
         self.data = data

@@ -31,7 +31,7 @@ struct SessionOpaquePositionTests {
             mutating func perform(_ command: WireCommand) -> [WireAction] {
                 guard case .subscribe(let id, let topic, let resume) = command else { return [] }
                 subscription = id
-                let cursor: String = if case .opaque(let value)? = resume { value } else { "-" }
+                let cursor = resume?.token ?? "-"
                 return [.send(.text("sub \(topic.name) \(cursor)")), .subscribed(id, resume == nil ? .live(at: nil) : .caughtUp(to: nil))]
             }
             mutating func timerFired(_ timer: WireTimer) -> [WireAction] { [] }
@@ -53,7 +53,9 @@ struct SessionOpaquePositionTests {
             transport.push("msg c-41 hello")
             transport.push("msg c-42 again")
             #expect(try await messages.next()?.data == "hello")
-            #expect(try await messages.next()?.data == "again")
+            let again = try await messages.next()
+            #expect(again?.data == "again" && again?.position == .opaque("c-42") && again?.sequence == nil, "the app sees the protocol's cursor")
+            #expect(session.channelPositions["room"] == .some(.opaque("c-42")))
             await clock.advance(by: .seconds(6))  // a working connection: its loss is retried at once
             transport.closeFromServer(nil)
             #expect(await log.nextSent() == "sub room c-42", "resumed from the last cursor the app got")

@@ -178,7 +178,7 @@ extension TetherProtocol {
             case .subscribe(let subscription, let topic, let resume):
                 let id = makeWireID()
                 var since: UInt64?
-                if case .sequence(let sequence)? = resume { since = sequence }
+                if let sequence = resume?.sequence { since = sequence }
                 channels[topic.name] = Route(subscription: subscription, lastDelivered: since)
                 subscriptions[subscription] = topic.name
                 pending[id] = .subscribe(subscription, resumed: since != nil)

@@ -46,7 +46,7 @@ package struct TetherProtocol: WireProtocolDescription {
         return Handshake(url: endpoint, headers: headers, subprotocols: [TetherUpgrade.subprotocol], requiresSubprotocol: false, carried: carried)
     }
 
-    package func makeConnectionMachine(continuing state: (any Sendable)?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
+    package func makeConnectionMachine(continuing state: WireSessionState?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
         guard subprotocol == TetherUpgrade.subprotocol else { return makeMachine() }
         return Machine(codec: codec, pipelines: true, upgraded: Self.entries(handshake.carried))
     }

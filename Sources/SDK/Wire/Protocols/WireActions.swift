@@ -3,32 +3,6 @@ package import ConnectionPolicy
 // What goes into a protocol machine and what comes out: the core's commands, the machine's
 // actions, and the values they carry (positions, outcomes, failures, timers, endings).
 
-/// Where a subscription's stream stands, in the protocol's own terms.
-package enum StreamPosition: Hashable, Sendable {
-    /// A per-channel sequence number (Tether).
-    case sequence(UInt64)
-    /// A position only the protocol understands (an app cursor, an opaque offset).
-    case opaque(String)
-    /// A point in time, Unix milliseconds (Supabase's replay asks from one).
-    case timestamp(milliseconds: Int64)
-
-    /// Indicates whether this position is at or past `other` in one stream: known for two
-    /// sequence numbers; `nil` where the protocol's positions do not compare (opaque ones). The
-    /// core compares positions only through this (where a catch-up ends); it never reads them.
-    package func isAtOrPast(_ other: StreamPosition) -> Bool? {
-        switch (self, other) {
-        case (.sequence(let this), .sequence(let that)): this >= that
-        case (.timestamp(let this), .timestamp(let that)): this >= that
-        default: nil
-        }
-    }
-
-    /// The sequence number, for a position that is one (what the public API shows).
-    package var sequence: UInt64? {
-        if case .sequence(let value) = self { value } else { nil }
-    }
-}
-
 /// What a (re)subscription covered. Positions are the stream's latest when the server said
 /// (Tether's `ok` `seq`), so the core knows where a catch-up ends and where to resume next.
 package enum SubscribeOutcome: Hashable, Sendable {

@@ -26,12 +26,13 @@ package protocol WireMachine: Sendable {
     /// State the protocol keeps for the session rather than for one socket (MQTT's client id,
     /// its un-acknowledged publishes, the subscriptions the broker holds): the core takes it when
     /// the socket ends and hands it to the next socket's machine
-    /// (``WireProtocolDescription/makeConnectionMachine(continuing:)``). Default: none.
-    var sessionState: (any Sendable)? { get }
+    /// (``WireProtocolDescription/makeConnectionMachine(continuing:)``), encoded, so that it
+    /// can also be stored. Default: none.
+    var sessionState: WireSessionState? { get }
 }
 
 extension WireMachine {
-    package var sessionState: (any Sendable)? { nil }
+    package var sessionState: WireSessionState? { nil }
 
     package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
         var actions: [WireAction] = []

@@ -18,11 +18,11 @@ package protocol WireProtocolDescription: Sendable {
     func makeConnectionMachine() -> any WireMachine
     /// A machine for a socket opened with `handshake`, on which the server chose `subprotocol`
     /// (default: ``makeConnectionMachine(continuing:)``).
-    func makeConnectionMachine(continuing state: (any Sendable)?, handshake: Handshake, subprotocol: String?) -> any WireMachine
+    func makeConnectionMachine(continuing state: WireSessionState?, handshake: Handshake, subprotocol: String?) -> any WireMachine
     /// A machine for the next socket of a session, continuing from `state`: what the previous
     /// socket's machine left in ``WireMachine/sessionState`` (nil for a session's first socket).
     /// Default: a fresh machine, for protocols whose state is all per socket.
-    func makeConnectionMachine(continuing state: (any Sendable)?) -> any WireMachine
+    func makeConnectionMachine(continuing state: WireSessionState?) -> any WireMachine
     /// What a close from the server (or a socket that ended without one: `code` nil) means.
     func ending(code: CloseCode?, reason: String) -> WireEnding
     /// What an upgrade the server refused with `httpStatus` means (default: 401 and 403 reject
@@ -47,7 +47,7 @@ extension WireProtocolDescription {
 
     package func encodingProblem(publishing data: JSONValue, to channel: String, key: String) -> String? { nil }
 
-    package func makeConnectionMachine(continuing state: (any Sendable)?) -> any WireMachine {
+    package func makeConnectionMachine(continuing state: WireSessionState?) -> any WireMachine {
         makeConnectionMachine()
     }
 
@@ -59,7 +59,7 @@ extension WireProtocolDescription {
         handshake(endpoint: endpoint, credentials: credentials)
     }
 
-    package func makeConnectionMachine(continuing state: (any Sendable)?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
+    package func makeConnectionMachine(continuing state: WireSessionState?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
         makeConnectionMachine(continuing: state)
     }
 

@@ -64,8 +64,8 @@ package struct MQTT: WireProtocolDescription {
 
     package func makeConnectionMachine() -> any WireMachine { makeMachine() }
 
-    package func makeConnectionMachine(continuing state: (any Sendable)?) -> any WireMachine {
-        makeMachine(continuing: state as? MQTTSessionState)
+    package func makeConnectionMachine(continuing state: WireSessionState?) -> any WireMachine {
+        makeMachine(continuing: continuing(state, as: MQTTSessionState.self))
     }
 
     /// A machine continuing `state` (a new session's when nil: its client id made here).

@@ -69,7 +69,7 @@ extension MQTT {
             self.keepAlive = configuration.keepAlive
         }
 
-        package var sessionState: (any Sendable)? { state }
+        package var sessionState: WireSessionState? { WireSessionState(state) }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
             guard gate.step == .opened else { return [] }

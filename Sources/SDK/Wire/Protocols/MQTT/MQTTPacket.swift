@@ -8,7 +8,7 @@ public enum MQTTVersion: UInt8, Hashable, Sendable, CustomStringConvertible {
 
 /// The delivery guarantee of a subscription or a publish. QoS 2 is not offered: Tether's outbox
 /// and the per-message dedupe key give the app "once" on top of QoS 1.
-public enum MQTTQoS: UInt8, Hashable, Sendable {
+public enum MQTTQoS: UInt8, Hashable, Sendable, Codable {
     /// At most once: no acknowledgement (a publish ends `sentUnconfirmed`).
     case atMostOnce = 0
     /// At least once: acknowledged (PUBACK); re-sent with DUP after a reconnect until it is.

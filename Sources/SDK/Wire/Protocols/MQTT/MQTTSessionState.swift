@@ -1,10 +1,12 @@
 /// What an MQTT session keeps across its sockets (the broker's session is keyed by the client
 /// id, so this is its client side): handed from one socket's machine to the next by the core
 /// (``WireMachine/sessionState``).
-package struct MQTTSessionState: Hashable, Sendable {
+package struct MQTTSessionState: Hashable, Sendable, WireSessionStateValue {
+    package static let kind = "mqtt-session/1"
+
     /// A QoS 1 publish sent and not acknowledged: re-sent with DUP and the same packet id when
     /// the core sends its idempotency key again.
-    package struct InFlight: Hashable, Sendable {
+    package struct InFlight: Hashable, Sendable, Codable {
         package var key: String
         package var packetID: UInt16
     }
@@ -56,11 +58,18 @@ package struct MQTTSessionState: Hashable, Sendable {
         return nil
     }
 
-    /// What identifies an inbound message for the re-send check.
+    /// What identifies an inbound message for the re-send check: FNV-1a over the topic, a
+    /// zero byte and the payload — the same in every process (`Hasher` is seeded per process,
+    /// and this digest outlives it in a store).
     package static func digest(_ publish: MQTTPublish) -> Int {
-        var hasher = Hasher()
-        hasher.combine(publish.topic)
-        hasher.combine(publish.payload)
-        return hasher.finalize()
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        func mix(_ byte: UInt8) {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        for byte in publish.topic.utf8 { mix(byte) }
+        mix(0)
+        for byte in publish.payload { mix(byte) }
+        return Int(bitPattern: UInt(truncatingIfNeeded: hash))
     }
 }

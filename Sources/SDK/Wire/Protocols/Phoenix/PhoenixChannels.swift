@@ -70,8 +70,8 @@ package struct PhoenixChannels: WireProtocolDescription {
 
     package func makeConnectionMachine() -> any WireMachine { makeMachine() }
 
-    package func makeConnectionMachine(continuing state: (any Sendable)?) -> any WireMachine {
-        Machine(configuration: self, continuing: state as? PhoenixSessionState)
+    package func makeConnectionMachine(continuing state: WireSessionState?) -> any WireMachine {
+        Machine(configuration: self, continuing: continuing(state, as: PhoenixSessionState.self))
     }
 
     /// The socket's path (`/socket/websocket` for a bare host, Supabase's `/realtime/v1/websocket`;

@@ -229,7 +229,7 @@ extension PhoenixChannels.Machine {
     /// The `replay` a resubscribe asks for: from the last position, less the margin.
     func replayRequest(_ topic: Topic, resume: StreamPosition) -> JSONValue? {
         guard let supabase = configuration.supabase, let limit = SupabaseChannel.replayLimit(topic),
-              case .timestamp(let milliseconds) = resume else { return nil }
+              let milliseconds = resume.milliseconds else { return nil }
         let margin = supabase.replayMargin.components
         let since = max(0, milliseconds - margin.seconds * 1000 - margin.attoseconds / 1_000_000_000_000_000)
         return ["since": JSONValue(since), "limit": JSONValue(limit)]

@@ -91,7 +91,7 @@ extension PhoenixChannels {
             session = state ?? PhoenixSessionState()
         }
 
-        package var sessionState: (any Sendable)? { session }
+        package var sessionState: WireSessionState? { WireSessionState(session) }
 
         /// The socket is open: it is ready (Phoenix authorized the upgrade); the keep-alive starts.
         package mutating func start(credentials: Secret?) -> [WireAction] {

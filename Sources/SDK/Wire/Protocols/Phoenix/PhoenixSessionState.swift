@@ -3,7 +3,9 @@
 /// so that a replay after a reconnect, which reaches back past the last one delivered, repeats
 /// none of them, and the topics on which a client's broadcast (never stored, never replayed)
 /// was seen.
-package struct PhoenixSessionState: Hashable, Sendable {
+package struct PhoenixSessionState: Hashable, Sendable, WireSessionStateValue {
+    package static let kind = "phoenix-session/1"
+
     /// The last ref made.
     package var nextRef: UInt64 = 0
 
@@ -42,7 +44,7 @@ package struct PhoenixSessionState: Hashable, Sendable {
     }
 
     /// The last ids, oldest first, with a set to look them up.
-    private struct RecentIDs: Hashable, Sendable {
+    private struct RecentIDs: Hashable, Sendable, Codable {
         var order: [String] = []
         var members: Set<String> = []
 

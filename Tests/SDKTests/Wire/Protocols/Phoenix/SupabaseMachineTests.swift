@@ -91,7 +91,7 @@ struct SupabaseMachineTests {
     }
 
     @Test("replay on a private channel: the first join starts the position; the rejoin asks from the last broadcast less the margin, drops what it repeats by id, and is reported when the replay is over (presence_state)")
-    func replay() {
+    func replay() throws {
         let clock = Locked<Int64>(1_800_000_000_000)
         var machine = Self.machine(clock: clock)
         expectKinds(machine.perform(.subscribe(1, Self.privateRoom, resume: nil)), [.send])
@@ -103,7 +103,7 @@ struct SupabaseMachineTests {
                                                            position: .timestamp(milliseconds: 1_800_000_005_000))])
 
         // The next socket: the session's state (the ids seen) carried over.
-        let state = machine.sessionState as? PhoenixSessionState
+        let state = try machine.sessionState?.decoded(as: PhoenixSessionState.self)
         var next = Self.machine(continuing: state, clock: clock)
         let join = PhoenixMachineTests.frames(next.perform(.subscribe(1, Self.privateRoom, resume: .timestamp(milliseconds: 1_800_000_005_000))))
         #expect(Self.payload(join.first)?["config"]?["broadcast"]?["replay"] == ["since": JSONValue(Int64(1_799_999_945_000)), "limit": 25])
