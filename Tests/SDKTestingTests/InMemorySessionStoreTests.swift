@@ -1,0 +1,42 @@
+import Foundation
+import SDK
+import SDKTesting
+import Testing
+
+/// The test double of a store: killed as a crash would kill the app, relaunched on what survived.
+@Suite("InMemorySessionStore: kill and relaunch")
+struct InMemorySessionStoreTests {
+    private func data(_ text: String) -> Data { Data(text.utf8) }
+
+    @Test("what an append that returned kept survives a kill; the killed handle writes nothing more, and fails")
+    func killAndRelaunch() throws {
+        let store = InMemorySessionStore()
+        #expect(try store.load().records.isEmpty)
+        try store.append([data("a"), data("b")])
+        store.kill()
+        #expect(throws: SessionStoreError.self, "a dead process writes nothing") { try store.append([data("late")]) }
+        let next = store.relaunched()
+        #expect(try next.load().records == [data("a"), data("b")])
+        try next.replace(with: [data("c")])
+        #expect(next.records == [data("c")])
+        #expect(store.writeCounts.appends == 1 && store.writeCounts.replaces == 1, "counted across handles: \(store.writeCounts)")
+    }
+
+    @Test("one open handle at a time; writes before a load are refused; a failing disk and an unreadable store are typed")
+    func faults() throws {
+        let store = InMemorySessionStore(records: [Data("kept".utf8)])
+        let other = store.relaunched()
+        #expect(throws: SessionStoreError.self, "not loaded") { try store.append([data("x")]) }
+        _ = try store.load()
+        #expect((#expect(throws: SessionStoreError.self) { try other.load() })?.code == .inUse)
+        store.failWrites(with: SessionStoreError(.diskFull, "full"))
+        #expect((#expect(throws: SessionStoreError.self) { try store.append([data("x")]) })?.code == .diskFull)
+        store.failWrites(with: nil)
+        try store.append([data("y")])
+        store.close()
+        other.failReads(with: SessionStoreError(.notReadableYet, "before the first unlock"))
+        #expect((#expect(throws: SessionStoreError.self) { try other.load() })?.code == .notReadableYet)
+        other.failReads(with: nil)
+        #expect(try other.load().records == [data("kept"), data("y")])
+    }
+}
