@@ -56,7 +56,13 @@ extension Session {
         continuation.onTermination = { termination in
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
         }
-        if channels[channel] == nil { journal.steps.append(.subscription(channel)) }
+        if channels[channel] == nil {
+            journal.steps.append(.subscription(channel))
+            if let stored = storedPositions.removeValue(forKey: channel) {
+                // Held by an earlier launch: resumed from where it stood, as after a reconnect.
+                channels[channel] = ChannelState(options: topic.options, position: stored, hasBeenActive: stored != nil)
+            }
+        }
         let backlog = Locked(Subscriber.Backlog())
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog)
         mirrorChannel(channel)
@@ -104,6 +110,15 @@ extension Session {
     func mirrorChannel(_ channel: String) {
         let state = channels[channel].map { Optional.some($0.position) } ?? nil
         diagnostics.update { $0.channels[channel] = state }
+        storeChannel(channel)
+    }
+
+    /// Records in the store where `channel` stands, or that it is no longer held, if that changed.
+    func storeChannel(_ channel: String) {
+        guard let link = storeLink else { return }
+        let now = channels[channel].map { Optional.some($0.position) } ?? nil
+        guard link.folded.positions[channel] != now else { return }
+        record([now.map { .position(channel: channel, position: $0) } ?? .channelDropped(channel: channel)])
     }
 
     /// Brings ``subscribedChannels`` up to date after the set of channels changed.
@@ -186,6 +201,7 @@ extension Session {
     private func forgetInJournal(_ channel: String, keepInReplay: Bool = false) {
         let id = RecoveryStepID.subscription(channel)
         journal.steps.removeAll { $0 == id }
+        storeChannel(channel)
         if link.connection?.replay?.targets.removeValue(forKey: channel) != nil { checkRecoveryComplete() }
         if !keepInReplay { replayEvent { $0.remove(id) } }
     }

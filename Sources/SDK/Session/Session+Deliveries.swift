@@ -51,6 +51,7 @@ extension Session {
         diagnostics.update { mirror in
             for (name, last) in positions { mirror.channels[name] = .some(last) }
         }
+        for (name, _) in positions { storeChannel(name) }
         for (name, _) in positions {
             guard let state = channels[name], !state.undelivered.isEmpty else { continue }
             channels[name]?.undelivered = []

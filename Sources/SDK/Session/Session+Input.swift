@@ -26,6 +26,8 @@ extension Session {
         /// The token provider answered for the open connection of `attempt`
         /// (``Session/credentialsChanged()``).
         case credentialsFetched(attempt: UInt64, token: Secret?)
+        /// The store's writer finished a batch (`nil`: written).
+        case storeWritten(SessionStoreError?)
     }
 
     /// The timers a session arms: the policy's, and its own for deadlines.
@@ -92,6 +94,7 @@ extension Session {
         case read(attempt: UInt64, connection: any TransportConnection, cancel: OneShot)
         case write(attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>, settled: OneShot)
         case customStep(RecoveryStepID, serial: UInt64, perform: @Sendable (RecoveryStepContext) async throws -> Void, context: RecoveryStepContext, cancel: OneShot)
+        case storeWriter(any SessionStore, AsyncStream<StoreWrite>)
     }
 
     /// What the writer of a connection does, in order.

@@ -59,7 +59,10 @@ extension Session {
         case .authenticating(let connection), .open(let connection, _):
             if goodbye { sayGoodbye() }
             connection.close(code, reason: reason)
-            if let state = connection.machine?.sessionState { wireSessionState = state }
+            if let state = connection.machine?.sessionState, state != wireSessionState {
+                wireSessionState = state
+                record([.wireState(state)])
+            }
             dropSocketTimers(of: connection.attempt.id)
         }
         link = .idle

@@ -10,10 +10,18 @@ extension Session {
         /// server applies it at most once.
         let publishKey: String
         let deadline: SessionClock.Instant
-        let waiter: CheckedContinuation<PublishReceipt, any Error>
+        /// Who awaits it: `nil` for a publish of an earlier launch (its outcome goes to
+        /// ``Session/earlierPublishOutcomes``).
+        let waiter: CheckedContinuation<PublishReceipt, any Error>?
         /// Indicates that it went on the wire at least once: it may have been applied, so it is
         /// never withdrawn, and only re-sent with the same key.
         var wasSent = false
+        /// With a store: the batch its record is written in (it goes on the wire only after).
+        var recordedIn: UInt64 = 0
+        /// With a store, on a protocol that cannot tell a re-send from a new publish: the batch
+        /// that records "it went on the wire", written before it does — so that a relaunch never
+        /// sends again, blindly, what may have been applied.
+        var sentRecordedIn: UInt64?
     }
 
     /// Publishes `data` on `channel` and returns its ``PublishReceipt`` once the server
@@ -68,11 +76,17 @@ extension Session {
                     waiter.resume(throwing: CancellationError())
                     return
                 }
-                let entry = OutboxEntry(
+                var entry = OutboxEntry(
                     key: key, channel: channel, data: data, publishKey: publishKey,
                     deadline: clock.deadline(after: settings.outboxTimeout), waiter: waiter
                 )
-                if sendsNow, acceptsRequests {
+                // Written ahead: it goes on the wire once the store holds it. A recovery step's own
+                // publishes go at once (the outbox waits for the step).
+                entry.recordedIn = record([.publish(StoredPublishRecord(
+                    key: publishKey, channel: channel, json: JSONWriter.text(data), createdAt: Self.wallClockMilliseconds()
+                ))])
+                let isStepPublish = Self.recoveryStepOwner == ObjectIdentifier(self)
+                if sendsNow, acceptsRequests, isStepPublish || isRecorded(entry) {
                     sendPublish(entry)
                 } else {
                     outbox.append(entry)
@@ -99,6 +113,7 @@ extension Session {
     @discardableResult
     func sendPublish(_ entry: OutboxEntry) -> RequestID {
         var entry = entry
+        if !entry.wasSent, entry.sentRecordedIn == nil { record([.publishSent(key: entry.publishKey)]) }
         entry.wasSent = true
         let id = makeRequestID()
         requests.waiting[id] = PendingRequest(waiter: entry.waiter, publish: entry)
@@ -124,13 +139,27 @@ extension Session {
     func flushOutboxIfReady() {
         guard !outbox.isEmpty, acceptsRequests else { return }
         if let plan = link.connection?.replay?.plan, !plan.isSettled(exceptRunning: { channelName(of: $0) != nil }) { return }
-        let entries = outbox
-        outbox = []
-        cancelTimer(.outboxDeadline)
+        // In order: up to the first whose record the store does not hold yet.
+        var ready = 0
+        while ready < outbox.count, readyToSend(&outbox[ready]) { ready += 1 }
+        guard ready > 0 else { return }
+        let entries = outbox.prefix(ready)
+        outbox.removeFirst(ready)
+        if outbox.isEmpty { cancelTimer(.outboxDeadline) } else { armOutboxDeadline() }
         for entry in entries {
             let id = sendPublish(entry)
             link.connection?.replay?.flushing.insert(id)
         }
+    }
+
+    /// Indicates that `entry` may go on the wire: the store holds its record — and, on a protocol
+    /// that cannot tell a re-send from a new publish, the record that it went out, which is
+    /// written now if it was not.
+    private func readyToSend(_ entry: inout OutboxEntry) -> Bool {
+        guard isRecorded(entry) else { return false }
+        guard storeLink != nil, !entry.wasSent, entry.sentRecordedIn == nil, !settings.wireProtocol.capabilities.deduplicatesPublishes else { return true }
+        entry.sentRecordedIn = record([.publishSent(key: entry.publishKey)])
+        return false
     }
 
     /// An outbox publish was answered (either way).
@@ -156,11 +185,11 @@ extension Session {
         while let first = outbox.first, clock.remaining(until: first.deadline) <= .zero {
             outbox.removeFirst()
             if first.wasSent {
-                first.waiter.resume(throwing: SessionError(
+                endPublish(first, .failure(SessionError(
                     .connectionLost, "the publish was sent, its acknowledgement was lost with the connection, and no connection came within \(settings.outboxTimeout) to re-send it: it may have been applied"
-                ))
+                )))
             } else {
-                first.waiter.resume(throwing: SessionError(.timedOut, "the publish waited \(settings.outboxTimeout) for a connection"))
+                endPublish(first, .failure(SessionError(.timedOut, "the publish waited \(settings.outboxTimeout) for a connection")))
             }
         }
     }
@@ -170,7 +199,7 @@ extension Session {
     func withdrawFromOutbox(_ key: UInt64) {
         guard let index = outbox.firstIndex(where: { $0.key == key && !$0.wasSent }) else { return }
         let entry = outbox.remove(at: index)
-        entry.waiter.resume(throwing: CancellationError())
+        endPublish(entry, .failure(CancellationError()))
         if index == 0 { armOutboxDeadline() }
     }
 
@@ -178,6 +207,6 @@ extension Session {
         let entries = outbox
         outbox = []
         cancelTimer(.outboxDeadline)
-        for entry in entries { entry.waiter.resume(throwing: error) }
+        for entry in entries { endPublish(entry, .failure(error)) }
     }
 }

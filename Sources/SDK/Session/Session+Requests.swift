@@ -64,7 +64,7 @@ extension Session {
     func resolveRequest(_ id: RequestID, with result: Result<PublishReceipt, any Error>) -> Bool {
         guard let pending = requests.waiting.removeValue(forKey: id) else { return false }
         cancelRequestTimeout(id)
-        pending.waiter?.resume(with: result)
+        if let publish = pending.publish { endPublish(publish, result) } else { pending.waiter?.resume(with: result) }
         outboxRequestSettled(id)
         switch (pending.kind, result) {
         case (.heartbeat, .success):
@@ -94,12 +94,14 @@ extension Session {
             cancelRequestTimeout(id)
             if mayResend, let entry = request.publish {
                 requeued.append(entry)
-            } else if requeuePublishes, request.publish != nil {
-                request.waiter?.resume(throwing: SessionError(
+            } else if requeuePublishes, let entry = request.publish {
+                endPublish(entry, .failure(SessionError(
                     error.code,
                     "the publish was sent and the connection was lost before its acknowledgement; this protocol has no idempotency key, so it is not re-sent: it may have been applied (\(error.message))",
                     reason: error.reason
-                ))
+                )))
+            } else if let entry = request.publish {
+                endPublish(entry, .failure(error))
             } else {
                 request.waiter?.resume(throwing: error)
             }

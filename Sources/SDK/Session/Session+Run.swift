@@ -67,6 +67,8 @@ extension Session {
             // for one ends what needed it.
             guard connection(of: attempt) != nil else { return }
             perform(.credentials(token))
+        case .storeWritten(let error):
+            storeWritten(error)
         }
     }
 
@@ -75,8 +77,12 @@ extension Session {
     }
 
     func runFinished() {
+        closeStore()
         reportBroadcaster.finish()
         outboxBroadcaster.finish()
+        storeStatusBroadcaster.finish()
+        storeLossBroadcaster.finish()
+        earlierOutcomeBroadcaster.finish()
     }
 
     /// Queues the child task that carries out `work` (see ``ControlRuntimeHost/spawn(counted:_:)``).
@@ -138,6 +144,9 @@ extension Session {
                 case .failure(let error): sink.yield(.customStepFinished(id, serial: serial, error: String(describing: error)))
                 }
             }
+        case .storeWriter(let store, let writes):
+            // Waiting for a batch is not work; each batch handed over is (see writeIfIdle).
+            spawn(counted: false) { await Self.writeStore(store, writes, sink: sink, activity: activity) }
         }
     }
 
@@ -230,6 +239,7 @@ extension Session {
         failRefresh(SessionError(.sessionEnded, "the session was shut down"))
         abandonRecovery()
         finishAllSubscribers(throwing: SessionError(.sessionEnded, "the session was shut down"))
+        finishStoreWrites()
     }
 
     /// Opens offering the handshake's subprotocols as an offer only: a transport that cannot

@@ -21,6 +21,9 @@ public actor Session {
     nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
     nonisolated let reportBroadcaster = Broadcaster<RecoveryReport>(nil)
     nonisolated let outboxBroadcaster = Broadcaster<Int>(0)
+    nonisolated let storeStatusBroadcaster: Broadcaster<SessionStoreStatus>
+    nonisolated let storeLossBroadcaster = Broadcaster<StoreLoss>(nil)
+    nonisolated let earlierOutcomeBroadcaster = Broadcaster<EarlierPublish>(nil)
     nonisolated let inputs: AsyncStream<Input>
     nonisolated let inputSink: InputSink
     nonisolated let runEnded = OneShot()
@@ -61,6 +64,13 @@ public actor Session {
         didSet { outboxBroadcaster.set(outbox.count) }
     }
     var refresh: Refresh?
+    /// The store, once opened (``openStore()``): what is written, and how far.
+    var storeLink: StoreLink?
+    var storeOpened = false
+    /// The positions an earlier launch kept, for the channels the app has not subscribed to again.
+    var storedPositions: [String: StreamPosition?] = [:]
+    /// The publishes of earlier launches still kept, in the order they were made.
+    var earlier: [(key: String, value: EarlierPublish)] = []
 
     /// Makes a session. Nothing happens until ``run()`` runs.
     ///
@@ -84,6 +94,7 @@ public actor Session {
         backgroundTime: any BackgroundTimeProvider = NoBackgroundTime()
     ) {
         self.settings = settings
+        self.storeStatusBroadcaster = Broadcaster(settings.store == nil ? .off : nil)
         self.clock = SessionClock(clock)
         // A test clock counts what the transport yields; the session opens through it alike.
         self.transport = self.clock.tracking(transport)
@@ -168,6 +179,7 @@ public actor Session {
     /// the policy's start, in order.
     func ensureStarted() {
         guard !runtime.control.isStarted else { return }
+        openStore()
         perform(runtime.control.start())
     }
 

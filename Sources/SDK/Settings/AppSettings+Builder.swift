@@ -17,6 +17,8 @@ extension AppSettings {
         private var allowInsecure = false
         private var outboxLimit = 100
         private var outboxTimeout: Duration = .seconds(30)
+        /// Where the session keeps what outlives the process (``store(_:)``): none by default.
+        var store: (any SessionStore)?
         private var replayMode: ReplayMode = .pipelined
         private var replayAttempts = 3
         private var jitter: JitterSource?
@@ -274,7 +276,8 @@ extension AppSettings {
                 foregroundProbeTimeout: probeTimeout,
                 subscriberBufferLimit: subscriberBufferLimit,
                 tokenProvider: tokenProvider,
-                customPolicy: customPolicy
+                customPolicy: customPolicy,
+                store: store
             )
         }
     }

@@ -87,6 +87,9 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public let subscriberBufferLimit: Int
     let tokenProvider: TokenProvider?
     let customPolicy: (any SessionPolicy)?
+    /// Where the session keeps its outbox, its positions and its protocol's session state
+    /// across launches (``Builder/store(_:)``); `nil`: in memory only.
+    public let store: (any SessionStore)?
 
     /// A fresh policy value for a session, as the settings describe.
     public func makePolicy() -> any SessionPolicy {

@@ -1,0 +1,19 @@
+/// Whether what the session keeps outlives the process.
+public enum SessionStoreStatus: Sendable, Hashable, CustomStringConvertible {
+    /// No store was chosen (``AppSettings/Builder/store(_:)``): everything is in memory.
+    case off
+    /// Every change is written to the store before what depends on it goes out.
+    case durable
+    /// The store could not be read or written (for instance `notReadableYet` before an iPhone's
+    /// first unlock, `diskFull`, `newerVersion`): the session keeps everything in memory and
+    /// goes on; a store it could not read is never written.
+    case inMemory(SessionStoreError)
+
+    public var description: String {
+        switch self {
+        case .off: "off"
+        case .durable: "durable"
+        case .inMemory(let error): "in memory (\(error))"
+        }
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+
+/// One change the session writes to its store; read back in order at launch and folded into a
+/// ``StoredSession``. JSON, so that a record is readable when a store must be inspected. Never
+/// a secret: tokens and passwords are not among the fields.
+enum StoreRecord: Codable, Equatable {
+    /// A publish the app made: from now on it is kept until it ends.
+    case publish(StoredPublishRecord)
+    /// The publish went on the wire: it may have been applied.
+    case publishSent(key: String)
+    /// The publish ended with `outcome`.
+    case publishEnded(key: String, outcome: StoredOutcome)
+    /// The app dismissed a publish of an earlier launch that had ended: it is forgotten.
+    case publishDismissed(key: String)
+    /// Where the channel's stream stands (`nil`: held, with no position yet).
+    case position(channel: String, position: StreamPosition?)
+    /// The app let the channel go.
+    case channelDropped(channel: String)
+    /// What the protocol keeps for the session, as it was when its socket ended.
+    case wireState(WireSessionState?)
+}
+
+/// A publish as the store keeps it.
+struct StoredPublishRecord: Codable, Equatable {
+    /// The idempotency key: the publish's identity, across launches.
+    var key: String
+    var channel: String
+    /// The data as JSON text.
+    var json: String
+    /// When the app made it (wall clock, Unix milliseconds).
+    var createdAt: Int64
+}
+
+/// How a publish ended, as the store keeps it.
+enum StoredOutcome: Codable, Equatable {
+    /// Acknowledged (or sent where the protocol has no acknowledgement), with where it stands.
+    case acknowledged(position: StreamPosition?, unconfirmed: Bool)
+    /// Failed: the error's code and message.
+    case failed(code: String, message: String)
+}
+
+/// What the store holds for a session, folded from its records: what a relaunch starts from,
+/// and what a compaction writes back as a few records.
+struct StoredSession: Equatable {
+    /// A publish kept, with how far it got.
+    struct Publish: Equatable {
+        var record: StoredPublishRecord
+        var wasSent = false
+        var outcome: StoredOutcome?
+    }
+
+    /// The publishes kept, in the order they were made.
+    private(set) var publishes: [Publish] = []
+    private var publishIndex: [String: Int] = [:]
+    /// Every channel held, with its position.
+    private(set) var positions: [String: StreamPosition?] = [:]
+    private(set) var wireState: WireSessionState?
+
+    init() {}
+
+    /// Folds `records` in order.
+    init(_ records: [StoreRecord]) {
+        for record in records { apply(record) }
+    }
+
+    mutating func apply(_ record: StoreRecord) {
+        switch record {
+        case .publish(let publish):
+            guard publishIndex[publish.key] == nil else { return }
+            publishIndex[publish.key] = publishes.count
+            publishes.append(Publish(record: publish))
+        case .publishSent(let key):
+            if let index = publishIndex[key] { publishes[index].wasSent = true }
+        case .publishEnded(let key, let outcome):
+            if let index = publishIndex[key] { publishes[index].outcome = outcome }
+        case .publishDismissed(let key):
+            guard let index = publishIndex.removeValue(forKey: key) else { return }
+            publishes.remove(at: index)
+            for position in index..<publishes.count { publishIndex[publishes[position].record.key] = position }
+        case .position(let channel, let position):
+            positions[channel] = .some(position)
+        case .channelDropped(let channel):
+            positions[channel] = nil
+        case .wireState(let state):
+            wireState = state
+        }
+    }
+
+    /// The few records that rebuild this state (for a compaction).
+    var records: [StoreRecord] {
+        var records: [StoreRecord] = []
+        for publish in publishes {
+            records.append(.publish(publish.record))
+            if publish.wasSent { records.append(.publishSent(key: publish.record.key)) }
+            if let outcome = publish.outcome { records.append(.publishEnded(key: publish.record.key, outcome: outcome)) }
+        }
+        for (channel, position) in positions.sorted(by: { $0.key < $1.key }) { records.append(.position(channel: channel, position: position)) }
+        if let wireState { records.append(.wireState(wireState)) }
+        return records
+    }
+}
+
+extension StoreRecord {
+    /// The record's bytes in the store.
+    func encoded() -> Data {
+        do {
+            return try JSONEncoder().encode(self)
+        } catch {
+            preconditionFailure("a store record does not encode: \(error)")
+        }
+    }
+
+    /// Reads a record back; `nil` for one this release cannot read (written by a newer one).
+    static func decoded(_ data: Data) -> StoreRecord? {
+        try? JSONDecoder().decode(StoreRecord.self, from: data)
+    }
+}

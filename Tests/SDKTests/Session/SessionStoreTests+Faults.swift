@@ -1,0 +1,150 @@
+import Foundation
+import SDK
+import SDKTesting
+import Testing
+
+extension SessionStoreTests {
+    @Test("sent, its acknowledgement lost, killed: the relaunch re-sends it with its key, and the server applies it once")
+    func lostAcknowledgementAcrossKill() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore()
+        let first = try launch(server, store)
+        try await withRunningSession(first) { status in
+            try await status.waitFor(.connected)
+            server.loseNextPublishAcknowledgement()
+            server.setRefusingConnections(true)
+            _ = Task { try await first.publish("once", to: "room") }
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            await clock.settle()
+            #expect(server.latestSequence(of: "room") == 1, "the server applied it")
+            store.kill()
+        }
+        server.setRefusingConnections(false)
+        let second = try launch(server, store.relaunched())
+        try await withRunningSession(second) { status in
+            let outcomes = PatientReader(second.earlierPublishOutcomes)
+            try await second.connect()
+            let outcome = try #require(await outcomes.next())
+            #expect(outcome.state == .acknowledged(PublishReceipt(.acknowledged, sequence: 1)), "the first number: a re-send")
+            #expect(server.latestSequence(of: "room") == 1, "not applied twice")
+        }
+    }
+
+    @Test("a burst of publishes is a few writes, not one each (group commit); each is sent only once the store holds it")
+    func groupCommit() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore()
+        let session = try launch(server, store)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let before = store.writeCounts.appends
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for n in 1...50 { group.addTask { _ = try await session.publish(JSONValue(n), to: "room") } }
+                try await group.waitForAll()
+            }
+            #expect(server.latestSequence(of: "room") == 50)
+            // The first record goes alone; what comes while it is written goes next, together; the
+            // acknowledgements' records (forgotten: their callers have them) go the same way.
+            #expect(store.writeCounts.appends - before < 20, "\(store.writeCounts.appends - before) appends for 50 publishes")
+        }
+    }
+
+    @Test("a store that cannot be read yet (before the first unlock): the session runs in memory, says so, and writes nothing to it")
+    func notReadableYet() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore(records: [Data("kept".utf8)])
+        store.failReads(with: SessionStoreError(.notReadableYet, "before the first unlock"))
+        let session = try launch(server, store)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            #expect(session.storeStatus == .inMemory(SessionStoreError(.notReadableYet, "before the first unlock")))
+            #expect(try await session.publish("x", to: "room").isAcknowledged)
+            #expect(store.records == [Data("kept".utf8)], "never overwritten")
+        }
+    }
+
+    @Test("a full disk: the session goes on in memory and says so; once the disk has room, the whole state is written and it is durable again")
+    func diskFull() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore()
+        let session = try launch(server, store)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            store.failWrites(with: SessionStoreError(.diskFull, "full"))
+            #expect(try await session.publish("a", to: "room").isAcknowledged, "not held back by the store")
+            #expect(session.storeStatus == .inMemory(SessionStoreError(.diskFull, "full")))
+            store.failWrites(with: nil)
+            let room = try await session.subscribe(to: "room")
+            await clock.settle()
+            #expect(session.storeStatus == .durable)
+            #expect(store.writeCounts.replaces == 1, "the whole state, in place of what was lost")
+            _ = room
+        }
+    }
+}
+
+/// A store that notes, at each append, how many publishes the server had received: what the
+/// write-ahead rule is checked with.
+final class WriteAheadProbe: SessionStore {
+    let inner = InMemorySessionStore()
+    let server: TestServer
+    /// For each append: its records' text, and the publishes the server had received then.
+    let appends = Locked<[(records: [String], publishesReceived: Int)]>([])
+
+    init(server: TestServer) { self.server = server }
+
+    func load() throws(SessionStoreError) -> StoredRecords { try inner.load() }
+
+    func append(_ records: [Data]) throws(SessionStoreError) {
+        let received = server.receivedMessages.filter { if case .publish = $0 { true } else { false } }.count
+        appends.withLock { $0.append((records.map { String(decoding: $0, as: UTF8.self) }, received)) }
+        try inner.append(records)
+    }
+
+    func replace(with records: [Data]) throws(SessionStoreError) { try inner.replace(with: records) }
+
+    func close() { inner.close() }
+}
+
+extension SessionStoreTests {
+    @Test("write-ahead: a publish's record is written before its frame goes out")
+    func writeAhead() async throws {
+        let server = TestServer()
+        let probe = WriteAheadProbe(server: server)
+        let session = Session(settings: try .testing { $0.store(probe) }, transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            for n in 1...3 { _ = try await session.publish(JSONValue(n), to: "room") }
+        }
+        let appends = probe.appends.withLock { $0 }
+        for n in 1...3 {
+            let append = try #require(appends.first { $0.records.contains { $0.contains(#""json":"\#(n)""#) } })
+            #expect(append.publishesReceived == n - 1, "publish \(n) was recorded when the server had \(append.publishesReceived)")
+        }
+    }
+}
+
+extension SessionStoreTests {
+    @Test("shut down with publishes waiting: each await ends with sessionEnded, and the next launch sends them")
+    func shutdownHandsOver() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore()
+        let lifecycle = LifecycleDriver()
+        let first = try launch(server, store, lifecycle: lifecycle)
+        var waiting: Task<PublishReceipt, any Error>?
+        try await withRunningSession(first) { status in
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+            waiting = Task { try await first.publish("later", to: "room") }
+            try await first.waitForOutboxCount(1)
+        }
+        let ended = await #expect(throws: SessionError.self) { try await waiting?.value }
+        #expect(ended?.code == .sessionEnded)
+        let second = try launch(server, store.relaunched())
+        try await withRunningSession(second) { status in
+            let outcomes = PatientReader(second.earlierPublishOutcomes)
+            try await status.waitFor(.connected)
+            #expect(try #require(await outcomes.next()).state == .acknowledged(PublishReceipt(.acknowledged, sequence: 1)))
+        }
+    }
+}
