@@ -7,10 +7,27 @@ public import SDK
 /// would (full, not readable yet).
 ///
 /// ```swift
-/// let store = InMemorySessionStore()
-/// // … a session on `store` publishes while offline …
-/// store.kill()                          // the process dies: nothing more is written
-/// let next = store.relaunched()         // what survived, for the next launch's session
+/// import SDK
+/// import SDKTesting
+/// import Testing
+///
+/// @Test func outboxOutlivesTheProcess() async throws {
+///     let (server, store, lifecycle, clock) = (TestServer(), InMemorySessionStore(), LifecycleDriver(), TestClock())
+///     let app = Session(settings: try .testing { $0.store(store) }, transport: server.transport(), clock: clock, lifecycle: lifecycle)
+///     try await withRunningSession(app) { _ in
+///         await lifecycle.background()                              // Auto mode: offline
+///         Task { try await app.publish("sent offline", to: "room") }
+///         for await count in app.outboxCountUpdates where count == 1 { break }
+///         await clock.settle()                                      // the store's write is done
+///         store.kill()                                              // the process dies here
+///     }
+///     let relaunched = Session(settings: try .testing { $0.store(store.relaunched()) }, transport: server.transport(), clock: clock)
+///     try await withRunningSession(relaunched) { status in
+///         try await status.waitFor(.connected)
+///         await clock.settle()
+///     }
+///     #expect(server.latestSequence(of: "room") == 1)              // sent once, by the relaunch
+/// }
 /// ```
 public final class InMemorySessionStore: SessionStore {
     private struct Shared {

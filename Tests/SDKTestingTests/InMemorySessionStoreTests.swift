@@ -40,3 +40,24 @@ struct InMemorySessionStoreTests {
         #expect(try other.load().records == [data("kept"), data("y")])
     }
 }
+
+/// The doc comment's example of ``InMemorySessionStore``, as written there: a host app's test in
+/// ten lines.
+@Test("a host app's test: publish offline, kill, relaunch: the relaunch sends it, once")
+func outboxOutlivesTheProcess() async throws {
+    let (server, store, lifecycle, clock) = (TestServer(), InMemorySessionStore(), LifecycleDriver(), TestClock())
+    let app = Session(settings: try .testing { $0.store(store) }, transport: server.transport(), clock: clock, lifecycle: lifecycle)
+    try await withRunningSession(app) { _ in
+        await lifecycle.background()                              // Auto mode: offline
+        Task { try await app.publish("sent offline", to: "room") }
+        for await count in app.outboxCountUpdates where count == 1 { break }
+        await clock.settle()                                      // the store's write is done
+        store.kill()                                              // the process dies here
+    }
+    let relaunched = Session(settings: try .testing { $0.store(store.relaunched()) }, transport: server.transport(), clock: clock)
+    try await withRunningSession(relaunched) { status in
+        try await status.waitFor(.connected)
+        await clock.settle()
+    }
+    #expect(server.latestSequence(of: "room") == 1)              // sent once, by the relaunch
+}

@@ -83,20 +83,23 @@ extension SessionStoreTests {
     }
 }
 
-/// A store that notes, at each append, how many publishes the server had received: what the
-/// write-ahead rule is checked with.
+/// A store that notes, at each append, how much had gone out (`wentOut`: the publishes a
+/// server received, the frames a transport sent): what the write-ahead rule is checked with.
 final class WriteAheadProbe: SessionStore {
-    let inner = InMemorySessionStore()
-    let server: TestServer
-    /// For each append: its records' text, and the publishes the server had received then.
+    let inner: InMemorySessionStore
+    let wentOut: @Sendable () -> Int
+    /// For each append: its records' text, and what had gone out then.
     let appends = Locked<[(records: [String], publishesReceived: Int)]>([])
 
-    init(server: TestServer) { self.server = server }
+    init(_ inner: InMemorySessionStore = InMemorySessionStore(), wentOut: @escaping @Sendable () -> Int) {
+        self.inner = inner
+        self.wentOut = wentOut
+    }
 
     func load() throws(SessionStoreError) -> StoredRecords { try inner.load() }
 
     func append(_ records: [Data]) throws(SessionStoreError) {
-        let received = server.receivedMessages.filter { if case .publish = $0 { true } else { false } }.count
+        let received = wentOut()
         appends.withLock { $0.append((records.map { String(decoding: $0, as: UTF8.self) }, received)) }
         try inner.append(records)
     }
@@ -110,7 +113,7 @@ extension SessionStoreTests {
     @Test("write-ahead: a publish's record is written before its frame goes out")
     func writeAhead() async throws {
         let server = TestServer()
-        let probe = WriteAheadProbe(server: server)
+        let probe = WriteAheadProbe { server.receivedMessages.filter { if case .publish = $0 { true } else { false } }.count }
         let session = Session(settings: try .testing { $0.store(probe) }, transport: server.transport(), clock: clock)
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)

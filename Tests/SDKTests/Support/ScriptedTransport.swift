@@ -22,6 +22,12 @@ final class ScriptedTransport: Transport {
     private let closeGate: OneShot?
     private let current = Locked<AsyncStream<TransportEvent>.Continuation?>(nil)
     private let opens = Locked(0)
+    private let sent = Locked(0)
+    /// Called with each text frame as it is sent, before the log has it.
+    private let onSend: (@Sendable (String) -> Void)?
+
+    /// How many frames the session sent, on every socket.
+    var sentCount: Int { sent.withLock { $0 } }
 
     /// How many times a socket was asked to open (refused ones included).
     var openCount: Int { opens.withLock { $0 } }
@@ -29,8 +35,9 @@ final class ScriptedTransport: Transport {
     /// - Parameters:
     ///   - subprotocol: the subprotocol the "server" chooses.
     ///   - refusals: errors the next opens fail with, in order.
-    init(subprotocol: String? = nil, refusals: [TransportError] = [], closeGate: OneShot? = nil) {
+    init(subprotocol: String? = nil, refusals: [TransportError] = [], closeGate: OneShot? = nil, onSend: (@Sendable (String) -> Void)? = nil) {
         (log, logSink) = AsyncStream<Event>.makeStream()
+        self.onSend = onSend
         chosenSubprotocol = subprotocol
         self.refusals = Locked(refusals)
         self.closeGate = closeGate
@@ -46,7 +53,7 @@ final class ScriptedTransport: Transport {
         if let refusal = refusals.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { throw refusal }
         let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
         current.withLock { $0 = continuation }
-        return Connection(events: events, continuation: continuation, subprotocol: chosenSubprotocol, log: logSink, closeGate: closeGate)
+        return Connection(events: events, continuation: continuation, subprotocol: chosenSubprotocol, log: logSink, closeGate: closeGate, sent: sent, onSend: onSend)
     }
 
     /// The server sends a text frame on the open connection.
@@ -75,11 +82,15 @@ final class ScriptedTransport: Transport {
         private let log: AsyncStream<Event>.Continuation
         private let isClosed = Locked(false)
         private let closeGate: OneShot?
+        private let sent: Locked<Int>
+        private let onSend: (@Sendable (String) -> Void)?
 
         init(
             events: AsyncStream<TransportEvent>, continuation: AsyncStream<TransportEvent>.Continuation, subprotocol: String?,
-            log: AsyncStream<Event>.Continuation, closeGate: OneShot?
+            log: AsyncStream<Event>.Continuation, closeGate: OneShot?, sent: Locked<Int>, onSend: (@Sendable (String) -> Void)?
         ) {
+            self.sent = sent
+            self.onSend = onSend
             self.events = events
             self.continuation = continuation
             self.subprotocol = subprotocol
@@ -89,8 +100,11 @@ final class ScriptedTransport: Transport {
 
         func send(_ frame: TransportFrame) async throws {
             guard !isClosed.withLock({ $0 }) else { throw TransportError(.notConnected, "closed") }
+            sent.withLock { $0 += 1 }
             switch frame {
-            case .text(let text): log.yield(.sent(text))
+            case .text(let text):
+                onSend?(text)
+                log.yield(.sent(text))
             case .binary(let bytes): log.yield(.sentBinary(bytes))
             }
         }
