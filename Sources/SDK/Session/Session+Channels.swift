@@ -18,6 +18,16 @@ extension Session {
         /// The presence state the app tracks on the channel (``Session/track(_:on:)``),
         /// announced again after every resubscribe.
         var tracked: JSONValue?
+        /// How many messages the subscribers were handed, in all (a subscriber's finished count
+        /// starts from what it was when it came).
+        var handedOver: UInt64 = 0
+        /// With a store: the positions of messages handed over and not yet finished by every
+        /// subscriber, by their count; and where every subscriber has finished.
+        var unfinished: [(index: UInt64, position: StreamPosition)] = []
+        var finished: StreamPosition?
+        /// After a relaunch: the messages up to this position were handed to the killed launch
+        /// (``ChannelMessage/isRedelivery``).
+        var redeliverUntil: StreamPosition?
     }
 
     /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
@@ -59,14 +69,22 @@ extension Session {
         if channels[channel] == nil {
             journal.steps.append(.subscription(channel))
             if let stored = storedPositions.removeValue(forKey: channel) {
-                // Held by an earlier launch: resumed from where it stood, as after a reconnect.
-                channels[channel] = ChannelState(options: topic.options, position: stored, hasBeenActive: stored != nil)
+                // Held by an earlier launch: resumed from where the app had finished, as after a
+                // reconnect; what that launch was handed beyond it comes again, flagged.
+                let resume = stored.finished ?? stored.handed
+                var state = ChannelState(options: topic.options, position: resume, hasBeenActive: resume != nil)
+                state.finished = resume
+                if stored.handed != resume { state.redeliverUntil = stored.handed }
+                channels[channel] = state
             }
         }
         let backlog = Locked(Subscriber.Backlog())
-        channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog)
+        let handedOver = channels[channel]?.handedOver ?? 0
+        channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog, startIndex: handedOver)
         mirrorChannel(channel)
-        let subscription = Subscription(channel: channel, batches: stream, backlog: backlog)
+        let subscription = Subscription(channel: channel, batches: stream, backlog: backlog) {
+            sink.yield(.batchFinished(channel: channel))
+        }
         guard acceptsRequests, let connection = link.connection, !connection.channels.isActive(channel) else { return subscription }
         if case .authenticating = link {
             // Not connected yet (the credentials are unanswered): it goes out behind them, and
@@ -113,12 +131,31 @@ extension Session {
         storeChannel(channel)
     }
 
-    /// Records in the store where `channel` stands, or that it is no longer held, if that changed.
+    /// Records in the store where `channel` stands and where the app finished it, or that it is
+    /// no longer held, if that changed.
     func storeChannel(_ channel: String) {
         guard let link = storeLink else { return }
-        let now = channels[channel].map { Optional.some($0.position) } ?? nil
-        guard link.folded.positions[channel] != now else { return }
-        record([now.map { .position(channel: channel, position: $0) } ?? .channelDropped(channel: channel)])
+        guard let state = channels[channel] else {
+            if link.folded.positions[channel] != nil { record([.channelDropped(channel: channel)]) }
+            return
+        }
+        var changes: [StoreRecord] = []
+        if link.folded.positions[channel] != .some(state.position) { changes.append(.position(channel: channel, position: state.position)) }
+        if let finished = state.finished, link.folded.finished[channel] != finished { changes.append(.finished(channel: channel, position: finished)) }
+        record(changes)
+    }
+
+    /// The app finished a batch of `channel`: where every subscriber has finished moves on, and
+    /// the store keeps it.
+    func advanceFinished(_ channel: String) {
+        guard storeLink != nil, var state = channels[channel], !state.unfinished.isEmpty else { return }
+        let done = state.subscribers.values.map(\.finishedIndex).min() ?? state.handedOver
+        let count = state.unfinished.prefix { $0.index <= done }.count
+        guard count > 0 else { return }
+        state.finished = state.unfinished[count - 1].position
+        state.unfinished.removeFirst(count)
+        channels[channel] = state
+        storeChannel(channel)
     }
 
     /// Brings ``subscribedChannels`` up to date after the set of channels changed.
@@ -164,6 +201,8 @@ extension Session {
             // positions, or the next resume would ask for what it never had.
             state.position = latest
         }
+        // Nothing handed over is unfinished: the app has finished up to where the stream stands.
+        if state.unfinished.isEmpty { state.finished = state.position }
         let waiters = state.waiters
         state.waiters = []
         channels[channel] = state

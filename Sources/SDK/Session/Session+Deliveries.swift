@@ -32,7 +32,16 @@ extension Session {
         for message in run {
             if let position = message.position { state?.position = position }
             if state?.undelivered.isEmpty ?? false { held.first = true }
-            state?.undelivered.append(message)
+            if let until = state?.redeliverUntil {
+                // The killed launch was handed up to `until`: what comes again up to it is flagged.
+                let again = message.position.map { until.isAtOrPast($0) ?? true } ?? true
+                if !again || message.position == until { state?.redeliverUntil = nil }
+                var flagged = message
+                flagged.isRedelivery = again
+                state?.undelivered.append(flagged)
+            } else {
+                state?.undelivered.append(message)
+            }
             guard recovery != nil, let counted = connection?.replay?.counted(message) else { continue }
             if counted.missed { recovery?.caughtUp[message.channel, default: 0] += 1 }
             if counted.reached { held.recoveryTargetReached = true }
@@ -55,6 +64,8 @@ extension Session {
         for (name, _) in positions {
             guard let state = channels[name], !state.undelivered.isEmpty else { continue }
             channels[name]?.undelivered = []
+            if storeLink != nil { noteHandedOver(state.undelivered, on: name, from: state.handedOver) }
+            channels[name]?.handedOver += UInt64(state.undelivered.count)
             var tooSlow: [UInt64] = []
             for (id, subscriber) in state.subscribers where !subscriber.offer(state.undelivered, limit: settings.subscriberBufferLimit) {
                 // Holding more for a reader that stopped would grow without end: it ends, after
@@ -66,5 +77,17 @@ extension Session {
             }
             for id in tooSlow { removeSubscriber(id, from: name) }
         }
+    }
+
+    /// With a store: notes the positions of what was just handed over (counted from `start`),
+    /// until every subscriber has finished them.
+    private func noteHandedOver(_ messages: [ChannelMessage], on channel: String, from start: UInt64) {
+        var index = start
+        var positions: [(index: UInt64, position: StreamPosition)] = []
+        for message in messages {
+            index += 1
+            if let position = message.position { positions.append((index, position)) }
+        }
+        channels[channel]?.unfinished += positions
     }
 }

@@ -26,6 +26,8 @@ extension Session {
         /// The token provider answered for the open connection of `attempt`
         /// (``Session/credentialsChanged()``).
         case credentialsFetched(attempt: UInt64, token: Secret?)
+        /// The app finished a batch of a channel's messages (asked for the next after its last).
+        case batchFinished(channel: String)
         /// The store's writer finished a batch (`nil`: written).
         case storeWritten(SessionStoreError?)
     }

@@ -69,6 +69,8 @@ extension Session {
             perform(.credentials(token))
         case .storeWritten(let error):
             storeWritten(error)
+        case .batchFinished(let channel):
+            advanceFinished(channel)
         }
     }
 

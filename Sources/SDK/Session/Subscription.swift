@@ -5,7 +5,9 @@
 /// channel unsubscribes from it, so keep it alive while you want the channel (in a test, until
 /// its last line).
 ///
-/// Iterate it from one task at a time. A new iterator goes on where the last one stopped.
+/// Iterate it from one task at a time. A new iterator goes on where the last one stopped. A
+/// message counts as finished when the app asks for the next one: with a store, that is where a
+/// relaunch resumes (`docs/DURABILITY.md`).
 public struct Subscription: AsyncSequence, Sendable {
     public typealias Element = ChannelMessage
     public typealias Failure = any Error
@@ -16,26 +18,32 @@ public struct Subscription: AsyncSequence, Sendable {
     /// socket go to a subscriber in one step, so an app that keeps up wakes once per read, not
     /// once per message.
     let batches: AsyncThrowingStream<[ChannelMessage], any Error>
-    /// The rest of the batch being read, shared by every iterator of this subscription: an
-    /// iterator dropped halfway through a batch leaves its messages to the next one.
-    let held = Locked(HeldBatch())
-    /// How many messages the session handed over that no iterator has taken yet: the session
-    /// hands over no more than ``AppSettings/subscriberBufferLimit``.
+    /// How many messages the session handed over that no iterator has taken yet (the session
+    /// hands over no more than ``AppSettings/subscriberBufferLimit``), the rest of the batch
+    /// being read, and how far the app got.
     let backlog: Locked<Subscriber.Backlog>
+    /// Tells the session that the app finished a batch.
+    let batchFinished: @Sendable () -> Void
 
-    init(channel: String, batches: AsyncThrowingStream<[ChannelMessage], any Error>, backlog: Locked<Subscriber.Backlog>) {
+    init(
+        channel: String, batches: AsyncThrowingStream<[ChannelMessage], any Error>, backlog: Locked<Subscriber.Backlog>,
+        batchFinished: @escaping @Sendable () -> Void = {}
+    ) {
         self.channel = channel
         self.batches = batches
         self.backlog = backlog
+        self.batchFinished = batchFinished
     }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(batches: batches.makeAsyncIterator(), held: held, backlog: backlog)
+        Iterator(batches: batches.makeAsyncIterator(), backlog: backlog, batchFinished: batchFinished)
     }
 
     struct HeldBatch: Sendable {
         var messages: [ChannelMessage] = []
         var index = 0
+
+        var isEmpty: Bool { index >= messages.count }
 
         mutating func take() -> ChannelMessage? {
             guard index < messages.count else { return nil }
@@ -51,8 +59,8 @@ public struct Subscription: AsyncSequence, Sendable {
     /// handed over is returned without suspending.
     public struct Iterator: AsyncIteratorProtocol {
         var batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator
-        let held: Locked<HeldBatch>
         let backlog: Locked<Subscriber.Backlog>
+        let batchFinished: @Sendable () -> Void
 
         public mutating func next() async throws -> ChannelMessage? {
             try await next(isolation: nil)
@@ -60,10 +68,15 @@ public struct Subscription: AsyncSequence, Sendable {
 
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(any Error) -> ChannelMessage? {
             while true {
-                if let message = held.withLock({ $0.take() }) { return message }
+                // Asking for the next message finishes the one before it (one lock per message).
+                let (message, finishedBatch) = backlog.withLock { $0.take() }
+                if let message { return message }
+                if finishedBatch { batchFinished() }
                 guard let batch = try await batches.next(isolation: actor) else { return nil }
-                backlog.withLock { $0.unread -= batch.count }
-                held.withLock { $0 = HeldBatch(messages: batch) }
+                backlog.withLock { backlog in
+                    backlog.unread -= batch.count
+                    backlog.held = HeldBatch(messages: batch)
+                }
             }
         }
     }

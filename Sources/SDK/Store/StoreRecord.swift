@@ -14,6 +14,8 @@ enum StoreRecord: Codable, Equatable {
     case publishDismissed(key: String)
     /// Where the channel's stream stands (`nil`: held, with no position yet).
     case position(channel: String, position: StreamPosition?)
+    /// Where the app has finished the channel's messages: a relaunch resumes from here.
+    case finished(channel: String, position: StreamPosition)
     /// The app let the channel go.
     case channelDropped(channel: String)
     /// What the protocol keeps for the session, as it was when its socket ended.
@@ -52,8 +54,10 @@ struct StoredSession: Equatable {
     /// The publishes kept, in the order they were made.
     private(set) var publishes: [Publish] = []
     private var publishIndex: [String: Int] = [:]
-    /// Every channel held, with its position.
+    /// Every channel held, with the position of the last message handed over.
     private(set) var positions: [String: StreamPosition?] = [:]
+    /// Where the app has finished each channel's messages.
+    private(set) var finished: [String: StreamPosition] = [:]
     private(set) var wireState: WireSessionState?
 
     init() {}
@@ -79,8 +83,11 @@ struct StoredSession: Equatable {
             for position in index..<publishes.count { publishIndex[publishes[position].record.key] = position }
         case .position(let channel, let position):
             positions[channel] = .some(position)
+        case .finished(let channel, let position):
+            finished[channel] = position
         case .channelDropped(let channel):
             positions[channel] = nil
+            finished[channel] = nil
         case .wireState(let state):
             wireState = state
         }
@@ -94,7 +101,10 @@ struct StoredSession: Equatable {
             if publish.wasSent { records.append(.publishSent(key: publish.record.key)) }
             if let outcome = publish.outcome { records.append(.publishEnded(key: publish.record.key, outcome: outcome)) }
         }
-        for (channel, position) in positions.sorted(by: { $0.key < $1.key }) { records.append(.position(channel: channel, position: position)) }
+        for (channel, position) in positions.sorted(by: { $0.key < $1.key }) {
+            records.append(.position(channel: channel, position: position))
+            if let finished = finished[channel] { records.append(.finished(channel: channel, position: finished)) }
+        }
         if let wireState { records.append(.wireState(wireState)) }
         return records
     }

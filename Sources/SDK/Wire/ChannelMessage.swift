@@ -20,6 +20,10 @@ public struct ChannelMessage: Hashable, Sendable {
     /// `payload` (`{"data": …}`, with `errors` where the server sent some); on Socket.IO the
     /// message event's argument; on MQTT `{"topic", "payload"}`.
     public var data: JSONValue
+    /// Indicates that an earlier launch of the app was handed this message and did not finish
+    /// it before it was killed (with a store: `docs/DURABILITY.md`). A message counts as finished
+    /// when the app asks its ``Subscription`` for the next one.
+    public var isRedelivery = false
 
     public init(channel: String, sequence: UInt64?, data: JSONValue) {
         self.init(channel: channel, position: sequence.map(StreamPosition.sequence), data: data)

@@ -151,3 +151,36 @@ extension SessionStoreTests {
         }
     }
 }
+
+extension SessionStoreTests {
+    @Test("two subscribers of one channel: the relaunch resumes from where the slower one finished")
+    func slowerSubscriberDecides() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore()
+        let first = try launch(server, store)
+        try await withRunningSession(first) { status in
+            try await status.waitFor(.connected)
+            let fast = try await first.subscribe(to: "room")
+            let slow = try await first.subscribe(to: "room")
+            _ = try server.publish(1, to: "room")
+            _ = try server.publish(2, to: "room")
+            var fastReading = fast.makeAsyncIterator()
+            var slowReading = slow.makeAsyncIterator()
+            #expect(try await fastReading.next()?.data == 1)
+            #expect(try await fastReading.next()?.data == 2, "the fast one finished 1")
+            #expect(try await slowReading.next()?.data == 1, "the slow one finished nothing")
+            await clock.settle()
+            store.kill()
+        }
+        let second = try launch(server, store.relaunched())
+        try await withRunningSession(second) { status in
+            let room = try await second.subscribe(to: "room")
+            try await status.waitFor(.connected)
+            var reading = room.makeAsyncIterator()
+            for n in 1...2 {
+                let message = try await reading.next()
+                #expect(message?.data == JSONValue(n) && message?.isRedelivery == true)
+            }
+        }
+    }
+}

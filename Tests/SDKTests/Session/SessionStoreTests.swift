@@ -14,7 +14,7 @@ struct SessionStoreTests {
         Session(settings: try .testing { $0.store(store) }, transport: server.transport(), clock: clock, lifecycle: lifecycle)
     }
 
-    @Test("publish while offline, kill, relaunch, reconnect: the publish is acknowledged once and the missed messages arrive")
+    @Test("publish while offline, kill, relaunch, reconnect: the publish is acknowledged once, the missed messages arrive, and what the app had not finished comes again, flagged")
     func relaunchDeliversOutboxAndCatchesUp() async throws {
         let server = TestServer()
         let store = InMemorySessionStore()
@@ -25,9 +25,12 @@ struct SessionStoreTests {
             try await status.waitFor(.connected)
             #expect(first.storeStatus == .durable)
             let room = try await first.subscribe(to: "room")
-            _ = try server.publish("before", to: "room")
+            _ = try server.publish("finished", to: "room")
+            _ = try server.publish("handed", to: "room")
             var messages = room.makeAsyncIterator()
-            #expect(try await messages.next()?.data == "before")
+            #expect(try await messages.next()?.data == "finished")
+            // Asking for the next message finishes the one before it; "handed" is not finished.
+            #expect(try await messages.next()?.data == "handed")
             await lifecycle.background()
             sending = Task { try await first.publish("sent offline", to: "room") }
             try await first.waitForOutboxCount(1)
@@ -45,11 +48,14 @@ struct SessionStoreTests {
             #expect(await second.earlierPublishes.map(\.state) == [.waiting])
             try await status.waitFor(.connected)
             var messages = room.makeAsyncIterator()
-            #expect(try await messages.next()?.data == "missed", "resumed from the stored position")
+            let again = try await messages.next()
+            #expect(again?.data == "handed" && again?.isRedelivery == true, "handed to the killed launch, not finished: again, flagged")
+            let missed = try await messages.next()
+            #expect(missed?.data == "missed" && missed?.isRedelivery == false, "missed while dead")
             #expect(try await messages.next()?.data == "sent offline")
             let outcome = try #require(await outcomes.next())
-            #expect(outcome.state == .acknowledged(PublishReceipt(.acknowledged, sequence: 3)))
-            #expect(server.latestSequence(of: "room") == 3, "applied once")
+            #expect(outcome.state == .acknowledged(PublishReceipt(.acknowledged, sequence: 4)))
+            #expect(server.latestSequence(of: "room") == 4, "applied once")
             #expect(await second.earlierPublishes.map(\.state) == [outcome.state], "listed until dismissed")
             try await second.dismissPublish(outcome.id)
             #expect(await second.earlierPublishes.isEmpty)
