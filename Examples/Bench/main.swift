@@ -12,6 +12,7 @@ let usage = """
            bench background [--minutes M]
            bench soak       [--cycles N]
            bench slow-subscriber [--seconds S] [--rate R] [--limit N]
+           bench store      [--publishes N] [--subscriptions N] [--runs R]
     """
 
 let arguments = Array(CommandLine.arguments.dropFirst(2))
@@ -77,6 +78,8 @@ do {
     case "slow-subscriber":
         let limit = arguments.contains("--limit") ? option("--limit", default: 10_000) : nil
         try await SlowSubscriberBench(seconds: option("--seconds", default: 60), rate: option("--rate", default: 10_000), limit: limit).run()
+    case "store":
+        try await StoreBench(publishes: option("--publishes", default: 10_000), subscriptions: option("--subscriptions", default: 100), runs: option("--runs", default: 5)).run()
     case "soak":
         try await SoakBench(cycles: option("--cycles", default: 10_000)).run()
     default:
