@@ -1,0 +1,49 @@
+import ConnectionPolicy
+import Foundation
+@testable import SDK
+import SDKTesting
+import Testing
+
+extension SessionStoreTests {
+    @Test("MQTT across a kill: the relaunch connects with the same client id, and re-sends the unacknowledged QoS 1 publish with DUP and its packet id")
+    func mqttSessionAcrossKill() async throws {
+        let store = InMemorySessionStore()
+        let settings = { (store: InMemorySessionStore) in try AppSettings.testing { $0.serverProtocol(.mqtt()).store(store) } }
+        let transport = ScriptedTransport(subprotocol: "mqtt")
+        let first = Session(settings: try settings(store), transport: transport, clock: clock)
+        var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
+        var clientID = ""
+        var sent: MQTTPublish?
+        try await withRunningSession(first) { status in
+            guard case .connect(let connect)? = await broker.next() else { Issue.record("no CONNECT"); return }
+            clientID = connect.clientID
+            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            _ = Task { try await first.publish(["text": "hi"], to: "chat/1") }
+            guard case .publish(let publish)? = await broker.next() else { Issue.record("no PUBLISH"); return }
+            sent = publish
+            transport.closeFromServer(.goingAway)  // the PUBACK never comes; the socket's state is kept
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            await clock.settle()
+            store.kill()
+        }
+        #expect(clientID.hasPrefix("tether-"), "a client id the session made: \(clientID)")
+        let again = ScriptedTransport(subprotocol: "mqtt")
+        let second = Session(settings: try settings(store.relaunched()), transport: again, clock: clock)
+        var relaunchedBroker = SessionMQTTTests.Broker(log: ScriptedLog(again))
+        try await withRunningSession(second) { status in
+            let outcomes = PatientReader(second.earlierPublishOutcomes)
+            guard case .connect(let connect)? = await relaunchedBroker.next() else { Issue.record("no CONNECT"); return }
+            #expect(connect.clientID == clientID && !connect.cleanStart, "the broker's session goes on")
+            SessionMQTTTests.push(again, .connack(sessionPresent: true, code: 0, properties: MQTTProperties()))
+            var packet = await relaunchedBroker.next()
+            if packet == .pingreq { packet = await relaunchedBroker.next() }
+            var dup = try #require(sent)
+            dup.duplicate = true
+            #expect(packet == .publish(dup), "re-sent with DUP and its packet id")
+            SessionMQTTTests.push(again, .puback(dup.packetID ?? 0, code: 0))
+            #expect(try #require(await outcomes.next()).state == .acknowledged(PublishReceipt(.acknowledged)))
+            _ = status
+        }
+    }
+}
