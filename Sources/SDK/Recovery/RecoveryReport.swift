@@ -46,6 +46,10 @@ public struct RecoveryReport: Hashable, Sendable, CustomStringConvertible {
     /// (graphql-transport-ws, Socket.IO): what was published while away is unknown — refetch
     /// them (never reported as caught up).
     public var refetch: Set<String> = []
+    /// For each channel resumed from a position an earlier launch of the app kept (with a
+    /// store): how long before this recovery that position was stored — how far back the
+    /// catch-up reached.
+    public var reachedBack: [String: Duration] = [:]
 
     /// Every channel whose missed messages the app must fetch itself: ``gaps`` and ``refetch``.
     public var channelsToRefetch: Set<String> { gaps.union(refetch) }

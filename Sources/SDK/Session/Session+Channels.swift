@@ -28,6 +28,8 @@ extension Session {
         /// After a relaunch: the messages up to this position were handed to the killed launch
         /// (``ChannelMessage/isRedelivery``).
         var redeliverUntil: StreamPosition?
+        /// After a relaunch: when the position it resumes from was stored (wall clock, Unix ms).
+        var resumedFromStoredAt: Int64?
     }
 
     /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
@@ -74,6 +76,7 @@ extension Session {
                 let resume = stored.finished ?? stored.handed
                 var state = ChannelState(options: topic.options, position: resume, hasBeenActive: resume != nil)
                 state.finished = resume
+                state.resumedFromStoredAt = stored.at
                 if stored.handed != resume { state.redeliverUntil = stored.handed }
                 channels[channel] = state
             }
@@ -141,7 +144,9 @@ extension Session {
         }
         var changes: [StoreRecord] = []
         if link.folded.positions[channel] != .some(state.position) { changes.append(.position(channel: channel, position: state.position)) }
-        if let finished = state.finished, link.folded.finished[channel] != finished { changes.append(.finished(channel: channel, position: finished)) }
+        if let finished = state.finished, link.folded.finished[channel] != finished {
+            changes.append(.finished(channel: channel, position: finished, at: Self.wallClockMilliseconds()))
+        }
         record(changes)
     }
 
@@ -195,6 +200,10 @@ extension Session {
         let resumedLive = if case .live = outcome { state.hasBeenActive && state.position == nil } else { false }
         let refetch = outcome == .resumeUnsupported || resumedLive || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
         state.hasBeenActive = true
+        if let storedAt = state.resumedFromStoredAt {
+            state.resumedFromStoredAt = nil
+            recovery?.reachedBack[channel] = .milliseconds(max(0, Self.wallClockMilliseconds() - storedAt))
+        }
         if let latest = outcome.position, state.position.map({ latest.isAtOrPast($0) == false }) ?? true {
             // A new subscription starts at the server's latest; and a server whose latest is
             // before what we already saw has lost its history (a restart): start over from its

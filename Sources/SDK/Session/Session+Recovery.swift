@@ -12,6 +12,8 @@ extension Session {
         var gaps: Set<String> = []
         var refetch: Set<String> = []
         var flushed = 0
+        /// Channels resumed from a position an earlier launch stored: how long ago it was.
+        var reachedBack: [String: Duration] = [:]
     }
 
     /// What the next recovery report will say: what triggered it (the latest reason to connect)
@@ -244,7 +246,8 @@ extension Session {
             caughtUp: current.caughtUp,
             gaps: current.gaps,
             outboxFlushed: current.flushed,
-            refetch: current.refetch
+            refetch: current.refetch,
+            reachedBack: current.reachedBack
         )
         recovery = nil
         connection.replay = nil

@@ -58,7 +58,7 @@ extension Session {
         spawn(.storeWriter(store, writes))
         storeStatusBroadcaster.set(.durable)
         wireSessionState = folded.wireState
-        storedPositions = Dictionary(uniqueKeysWithValues: folded.positions.map { ($0.key, ($0.value, folded.finished[$0.key])) })
+        storedPositions = Dictionary(uniqueKeysWithValues: folded.positions.map { ($0.key, ($0.value, folded.finished[$0.key], folded.finishedAt[$0.key])) })
         restorePublishes(folded.publishes)
     }
 

@@ -68,7 +68,7 @@ public actor Session {
     var storeLink: StoreLink?
     var storeOpened = false
     /// The positions an earlier launch kept, for the channels the app has not subscribed to again.
-    var storedPositions: [String: (handed: StreamPosition?, finished: StreamPosition?)] = [:]
+    var storedPositions: [String: (handed: StreamPosition?, finished: StreamPosition?, at: Int64?)] = [:]
     /// The publishes of earlier launches still kept, in the order they were made.
     var earlier: [(key: String, value: EarlierPublish)] = []
 

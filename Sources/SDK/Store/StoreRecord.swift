@@ -15,7 +15,7 @@ enum StoreRecord: Codable, Equatable {
     /// Where the channel's stream stands (`nil`: held, with no position yet).
     case position(channel: String, position: StreamPosition?)
     /// Where the app has finished the channel's messages: a relaunch resumes from here.
-    case finished(channel: String, position: StreamPosition)
+    case finished(channel: String, position: StreamPosition, at: Int64)
     /// The app let the channel go.
     case channelDropped(channel: String)
     /// What the protocol keeps for the session, as it was when its socket ended.
@@ -58,6 +58,8 @@ struct StoredSession: Equatable {
     private(set) var positions: [String: StreamPosition?] = [:]
     /// Where the app has finished each channel's messages.
     private(set) var finished: [String: StreamPosition] = [:]
+    /// When each of those was stored (wall clock, Unix milliseconds).
+    private(set) var finishedAt: [String: Int64] = [:]
     private(set) var wireState: WireSessionState?
 
     init() {}
@@ -83,11 +85,13 @@ struct StoredSession: Equatable {
             for position in index..<publishes.count { publishIndex[publishes[position].record.key] = position }
         case .position(let channel, let position):
             positions[channel] = .some(position)
-        case .finished(let channel, let position):
+        case .finished(let channel, let position, let at):
             finished[channel] = position
+            finishedAt[channel] = at
         case .channelDropped(let channel):
             positions[channel] = nil
             finished[channel] = nil
+            finishedAt[channel] = nil
         case .wireState(let state):
             wireState = state
         }
@@ -103,7 +107,7 @@ struct StoredSession: Equatable {
         }
         for (channel, position) in positions.sorted(by: { $0.key < $1.key }) {
             records.append(.position(channel: channel, position: position))
-            if let finished = finished[channel] { records.append(.finished(channel: channel, position: finished)) }
+            if let finished = finished[channel] { records.append(.finished(channel: channel, position: finished, at: finishedAt[channel] ?? 0)) }
         }
         if let wireState { records.append(.wireState(wireState)) }
         return records

@@ -44,6 +44,7 @@ struct SessionStoreTests {
         let second = try launch(server, store.relaunched())
         try await withRunningSession(second) { status in
             let outcomes = PatientReader(second.earlierPublishOutcomes)
+            let reports = PatientReader(second.recoveryReports)
             let room = try await second.subscribe(to: "room")
             #expect(await second.earlierPublishes.map(\.state) == [.waiting])
             try await status.waitFor(.connected)
@@ -57,6 +58,9 @@ struct SessionStoreTests {
             #expect(outcome.state == .acknowledged(PublishReceipt(.acknowledged, sequence: 4)))
             #expect(server.latestSequence(of: "room") == 4, "applied once")
             #expect(await second.earlierPublishes.map(\.state) == [outcome.state], "listed until dismissed")
+            let report = try #require(await reports.next())
+            #expect(report.trigger == .launch && report.caughtUp == ["room": 2], "the catch-up counted as for any reconnect: \(report)")
+            #expect(report.reachedBack.keys.sorted() == ["room"] && report.reachedBack["room"].map { $0 >= .zero } == true, "how far back: \(report.reachedBack)")
             try await second.dismissPublish(outcome.id)
             #expect(await second.earlierPublishes.isEmpty)
         }
