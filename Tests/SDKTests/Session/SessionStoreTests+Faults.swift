@@ -71,7 +71,9 @@ extension SessionStoreTests {
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             store.failWrites(with: SessionStoreError(.diskFull, "full"))
-            #expect(try await session.publish("a", to: "room").isAcknowledged, "not held back by the store")
+            let call = Task { try await session.publish("a", to: "room") }
+            #expect(await session.outboxCountReaches(0, within: .seconds(10)), "not held back by the store")
+            #expect(try await call.value.isAcknowledged)
             #expect(session.storeStatus == .inMemory(SessionStoreError(.diskFull, "full")))
             store.failWrites(with: nil)
             let room = try await session.subscribe(to: "room")
@@ -176,9 +178,9 @@ extension SessionStoreTests {
         try await withRunningSession(second) { status in
             let room = try await second.subscribe(to: "room")
             try await status.waitFor(.connected)
-            var reading = room.makeAsyncIterator()
+            let reading = PatientReader(messagesOf: room)
             for n in 1...2 {
-                let message = try await reading.next()
+                let message = await reading.next()
                 #expect(message?.data == JSONValue(n) && message?.isRedelivery == true)
             }
         }

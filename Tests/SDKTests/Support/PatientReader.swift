@@ -102,3 +102,20 @@ final class PatientReader<Element: Sendable>: Sendable {
         }
     }
 }
+
+extension PatientReader where Element == ChannelMessage {
+    /// Reads `subscription` through a pump task, each read with patience. The pump asks for the
+    /// next message as soon as it has one, so every message counts as finished at once: for
+    /// reading what comes, not for what the app finishes.
+    convenience init(messagesOf subscription: Subscription) {
+        let (stream, continuation) = AsyncStream<ChannelMessage>.makeStream()
+        let pump = Task {
+            do {
+                for try await message in subscription { continuation.yield(message) }
+            } catch {}
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in pump.cancel() }
+        self.init(stream)
+    }
+}
