@@ -1,0 +1,30 @@
+extension Session {
+    /// Records in the store where `channel` stands and where the app finished it, or that it is
+    /// no longer held, if that changed.
+    func storeChannel(_ channel: String) {
+        guard let link = storeLink else { return }
+        guard let state = channels[channel] else {
+            if link.folded.positions[channel] != nil { record([.channelDropped(channel: channel)]) }
+            return
+        }
+        var changes: [StoreRecord] = []
+        if link.folded.positions[channel] != .some(state.position) { changes.append(.position(channel: channel, position: state.position)) }
+        if let finished = state.finished, link.folded.finished[channel] != finished {
+            changes.append(.finished(channel: channel, position: finished, at: Self.wallClockMilliseconds()))
+        }
+        record(changes)
+    }
+
+    /// The app finished a batch of `channel`: where every subscriber has finished moves on, and
+    /// the store keeps it.
+    func advanceFinished(_ channel: String) {
+        guard storeLink != nil, var state = channels[channel], !state.unfinished.isEmpty else { return }
+        let done = state.subscribers.values.map(\.finishedIndex).min() ?? state.handedOver
+        let count = state.unfinished.prefix { $0.index <= done }.count
+        guard count > 0 else { return }
+        state.finished = state.unfinished[count - 1].position
+        state.unfinished.removeFirst(count)
+        channels[channel] = state
+        storeChannel(channel)
+    }
+}
