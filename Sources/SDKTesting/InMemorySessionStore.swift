@@ -78,7 +78,9 @@ public final class InMemorySessionStore: SessionStore {
         let id = ObjectIdentifier(self)
         let result: Result<StoredRecords, SessionStoreError> = shared.withLock { shared in
             if let failure = shared.readFailure { return .failure(failure) }
-            if let owner = shared.owner, owner != id { return .failure(SessionStoreError(.inUse, "another session has this store open")) }
+            // One session per store: a second load, by another handle or the same one handed to a
+            // second session, is refused.
+            if shared.owner != nil { return .failure(SessionStoreError(.inUse, "another session has this store open")) }
             shared.owner = id
             return .success(StoredRecords(records: shared.records))
         }

@@ -101,8 +101,12 @@ public final class FileSessionStore: SessionStore {
     // MARK: Internals
 
     private func claim(_ path: String) throws(SessionStoreError) {
-        let claimed = state.withLock { $0.isOpen } || Self.openPaths.withLock { $0.insert(path).inserted }
-        guard claimed else { throw SessionStoreError(.inUse, "another session of this process has the store at \(path) open") }
+        // One session per store: this store value already open (handed to a second session), or
+        // another value open on the same file, is refused.
+        guard !state.withLock({ $0.isOpen }) else { throw SessionStoreError(.inUse, "this store is open already: one session per store") }
+        guard Self.openPaths.withLock({ $0.insert(path).inserted }) else {
+            throw SessionStoreError(.inUse, "another session of this process has the store at \(path) open")
+        }
         state.withLock { $0.isOpen = true }
     }
 

@@ -49,6 +49,22 @@ extension SessionStoreTests {
         }
     }
 
+    @Test("one store handed to two sessions: the second runs in memory and says so; the first keeps writing")
+    func oneStoreTwoSessions() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore()
+        let first = try launch(server, store)
+        let second = try launch(server, store)
+        try await withRunningSession(first) { status in
+            try await status.waitFor(.connected)
+            try await withRunningSession(second) { secondStatus in
+                try await secondStatus.waitFor(.connected)
+                #expect(first.storeStatus == .durable)
+                #expect(second.storeStatus == .inMemory(SessionStoreError(.inUse, "another session has this store open")))
+            }
+        }
+    }
+
     @Test("a store that cannot be read yet (before the first unlock): the session runs in memory, says so, and writes nothing to it")
     func notReadableYet() async throws {
         let server = TestServer()

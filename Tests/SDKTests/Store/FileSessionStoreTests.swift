@@ -110,6 +110,8 @@ struct FileSessionStoreTests {
             let second = FileSessionStore(directory: directory)
             let error = #expect(throws: SessionStoreError.self) { try second.load() }
             #expect(error?.code == .inUse)
+            let again = #expect(throws: SessionStoreError.self, "one store value handed to two sessions") { try first.load() }
+            #expect(again?.code == .inUse)
             first.close()
             #expect(try second.load().records.isEmpty)
             second.close()
