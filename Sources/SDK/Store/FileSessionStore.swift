@@ -101,9 +101,8 @@ public final class FileSessionStore: SessionStore {
     // MARK: Internals
 
     private func claim(_ path: String) throws(SessionStoreError) {
-        // One session per store: this store value already open (handed to a second session), or
-        // another value open on the same file, is refused.
-        guard !state.withLock({ $0.isOpen }) else { throw SessionStoreError(.inUse, "this store is open already: one session per store") }
+        // One session per store: a file open already — by another store value, or by this one
+        // handed to a second session — is refused.
         guard Self.openPaths.withLock({ $0.insert(path).inserted }) else {
             throw SessionStoreError(.inUse, "another session of this process has the store at \(path) open")
         }
