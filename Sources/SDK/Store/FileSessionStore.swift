@@ -72,7 +72,7 @@ public final class FileSessionStore: SessionStore {
         let path = fileURL.path
         let fd = open(path, O_WRONLY | O_APPEND)
         guard fd >= 0 else { throw Self.writeError(errno, "opening \(path)") }
-        defer { _ = Glue.close(fd) }
+        defer { closeFD(fd) }
         do throws(SessionStoreError) {
             try Self.write(bytes, to: fd, path: path)
             guard fsync(fd) == 0 else { throw Self.writeError(errno, "syncing \(path)") }
@@ -179,11 +179,11 @@ public final class FileSessionStore: SessionStore {
             try Self.write(bytes, to: fd, path: temporary)
             guard fsync(fd) == 0 else { throw Self.writeError(errno, "syncing \(temporary)") }
         } catch {
-            _ = Glue.close(fd)
+            closeFD(fd)
             _ = unlink(temporary)
             throw error
         }
-        _ = Glue.close(fd)
+        closeFD(fd)
         protect(temporary)
         guard rename(temporary, path) == 0 else {
             let code = errno
@@ -193,7 +193,7 @@ public final class FileSessionStore: SessionStore {
         let directoryFD = open(directory.path, O_RDONLY)
         if directoryFD >= 0 {
             _ = fsync(directoryFD)
-            _ = Glue.close(directoryFD)
+            closeFD(directoryFD)
         }
         state.withLock { $0.length = bytes.count }
     }
@@ -226,11 +226,11 @@ public final class FileSessionStore: SessionStore {
     private static func readFile(_ path: String) -> FileRead {
         let fd = open(path, O_RDONLY)
         guard fd >= 0 else { return .failed(errno) }
-        defer { _ = Glue.close(fd) }
+        defer { closeFD(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
-            let count = chunk.withUnsafeMutableBytes { Glue.read(fd, $0.baseAddress, $0.count) }
+            let count = chunk.withUnsafeMutableBytes { readFD(fd, $0.baseAddress, $0.count) }
             if count < 0 {
                 if errno == EINTR { continue }
                 return .failed(errno)
@@ -243,7 +243,7 @@ public final class FileSessionStore: SessionStore {
     private static func write(_ bytes: [UInt8], to fd: Int32, path: String) throws(SessionStoreError) {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { Glue.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
+            let count = bytes.withUnsafeBytes { writeFD(fd, $0.baseAddress! + offset, bytes.count - offset) }
             if count < 0 {
                 if errno == EINTR { continue }
                 throw writeError(errno, "writing \(path)")
@@ -260,35 +260,8 @@ public final class FileSessionStore: SessionStore {
     private static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
 }
 
-/// The C library's `read`, `write` and `close`, named apart from the methods of the same name.
-private enum Glue {
-    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-        #if canImport(Darwin)
-        Darwin.read(fd, buffer, count)
-        #elseif canImport(Glibc)
-        Glibc.read(fd, buffer, count)
-        #else
-        Musl.read(fd, buffer, count)
-        #endif
-    }
-
-    static func write(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-        #if canImport(Darwin)
-        Darwin.write(fd, buffer, count)
-        #elseif canImport(Glibc)
-        Glibc.write(fd, buffer, count)
-        #else
-        Musl.write(fd, buffer, count)
-        #endif
-    }
-
-    static func close(_ fd: Int32) -> Int32 {
-        #if canImport(Darwin)
-        Darwin.close(fd)
-        #elseif canImport(Glibc)
-        Glibc.close(fd)
-        #else
-        Musl.close(fd)
-        #endif
-    }
-}
+// The C library's `read`, `write` and `close`, under names the store's own methods do not hide
+// (inside the class, `close` is its method).
+private func readFD(_ fd: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int { read(fd, buffer, count) }
+private func writeFD(_ fd: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int { write(fd, buffer, count) }
+private func closeFD(_ fd: Int32) { _ = close(fd) }
