@@ -7,6 +7,9 @@ extension Session {
         var subscribers: [UInt64: Subscriber] = [:]
         /// Messages delivered in this turn, handed to the subscribers together when it ends.
         var undelivered: [ChannelMessage] = []
+        /// With a store: how many of `undelivered` wait for the store batch that records their
+        /// positions (counted from the first), oldest first (``Session/handOverStored()``).
+        var awaitingStore: [(batch: UInt64, count: Int)] = []
         /// Where the channel's stream stands for the app (the last message delivered, or where
         /// the server said it began): a resubscribe asks for everything after it. What it holds
         /// is the protocol's; the protocol's machine drops what it already delivered.

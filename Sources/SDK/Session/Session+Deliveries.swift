@@ -29,9 +29,10 @@ extension Session {
         guard state != nil else { return held }
         // The turn's first run sets the room (later runs grow it as arrays do).
         if state?.undelivered.isEmpty ?? false { state?.undelivered.reserveCapacity(run.count) }
+        // The channel's first messages of the turn: none held beyond those waiting for the store.
+        if !run.isEmpty, state?.undelivered.count == state?.awaitingStore.last?.count ?? 0 { held.first = true }
         for message in run {
             if let position = message.position { state?.position = position }
-            if state?.undelivered.isEmpty ?? false { held.first = true }
             if let until = state?.redeliverUntil {
                 // The killed launch was handed up to `until`: what comes again up to it is flagged.
                 let again = message.position.map { until.isAtOrPast($0) ?? true } ?? true
@@ -63,20 +64,53 @@ extension Session {
         for (name, _) in positions { storeChannel(name) }
         for (name, _) in positions {
             guard let state = channels[name], !state.undelivered.isEmpty else { continue }
-            channels[name]?.undelivered = []
-            if storeLink != nil { noteHandedOver(state.undelivered, on: name, from: state.handedOver) }
-            channels[name]?.handedOver += UInt64(state.undelivered.count)
-            var tooSlow: [UInt64] = []
-            for (id, subscriber) in state.subscribers where !subscriber.offer(state.undelivered, limit: settings.subscriberBufferLimit) {
-                // Holding more for a reader that stopped would grow without end: it ends, after
-                // what it holds, and learns why.
-                let error = subscriber.tooSlow(on: name, limit: settings.subscriberBufferLimit)
-                settings.logger.log(.warning, error.message)
-                subscriber.continuation.finish(throwing: error)
-                tooSlow.append(id)
+            if let link = storeLink, link.covering > link.finished {
+                // Handed over only once the store knows they were (write-ahead): a kill in
+                // between must find them flagged when they come again, not taken for new.
+                channels[name]?.awaitingStore.append((link.covering, state.undelivered.count))
+                storeLink?.awaitingDelivery.insert(name)
+                continue
             }
-            for id in tooSlow { removeSubscriber(id, from: name) }
+            channels[name]?.awaitingStore = []
+            handOver(state.undelivered.count, on: name)
         }
+    }
+
+    /// The store wrote what the held messages waited for: each channel's messages whose
+    /// positions it now holds go to the subscribers.
+    func handOverStored() {
+        guard let link = storeLink, !link.awaitingDelivery.isEmpty else { return }
+        for name in link.awaitingDelivery {
+            guard let state = channels[name] else {
+                storeLink?.awaitingDelivery.remove(name)
+                continue
+            }
+            let written = state.awaitingStore.prefix { $0.batch <= link.finished }
+            guard let count = written.last?.count else { continue }
+            channels[name]?.awaitingStore = state.awaitingStore.dropFirst(written.count).map { ($0.batch, $0.count - count) }
+            if channels[name]?.awaitingStore.isEmpty ?? true { storeLink?.awaitingDelivery.remove(name) }
+            handOver(count, on: name)
+        }
+    }
+
+    /// Hands the first `count` held messages of `name` to its subscribers, one batch each; a
+    /// subscriber that stopped reading is let go.
+    private func handOver(_ count: Int, on name: String) {
+        guard let state = channels[name] else { return }
+        let batch = count == state.undelivered.count ? state.undelivered : Array(state.undelivered.prefix(count))
+        channels[name]?.undelivered.removeFirst(count)
+        if storeLink != nil { noteHandedOver(batch, on: name, from: state.handedOver) }
+        channels[name]?.handedOver += UInt64(batch.count)
+        var tooSlow: [UInt64] = []
+        for (id, subscriber) in state.subscribers where !subscriber.offer(batch, limit: settings.subscriberBufferLimit) {
+            // Holding more for a reader that stopped would grow without end: it ends, after
+            // what it holds, and learns why.
+            let error = subscriber.tooSlow(on: name, limit: settings.subscriberBufferLimit)
+            settings.logger.log(.warning, error.message)
+            subscriber.continuation.finish(throwing: error)
+            tooSlow.append(id)
+        }
+        for id in tooSlow { removeSubscriber(id, from: name) }
     }
 
     /// With a store: notes the positions of what was just handed over (counted from `start`),

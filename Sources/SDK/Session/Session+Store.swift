@@ -19,7 +19,13 @@ extension Session {
         /// The next write must be the whole state (one failed: what it held was not kept).
         var needsReplace = false
 
+        /// Channels with messages that wait for a batch to be written before they are handed
+        /// over (``ChannelState/awaitingStore``).
+        var awaitingDelivery: Set<String> = []
+
         var isWriting: Bool { handed > finished }
+        /// The batch that holds every record made so far, once written.
+        var covering: UInt64 { pending.isEmpty ? handed : handed + 1 }
     }
 
     /// What the store's writer does, in order.
@@ -108,6 +114,7 @@ extension Session {
         }
         writeIfIdle()
         flushOutboxIfReady()
+        handOverStored()
     }
 
     /// Indicates that the store holds what `entry` needs before it goes on the wire.

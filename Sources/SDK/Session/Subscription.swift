@@ -35,6 +35,9 @@ public struct Subscription: AsyncSequence, Sendable {
         self.batchFinished = batchFinished
     }
 
+    /// The position of the last message the session handed to this subscription.
+    package var lastHandedPosition: StreamPosition? { backlog.withLock { $0.lastPosition } }
+
     public func makeAsyncIterator() -> Iterator {
         Iterator(batches: batches.makeAsyncIterator(), backlog: backlog, batchFinished: batchFinished)
     }

@@ -1,0 +1,56 @@
+import Foundation
+@testable import SDK
+import SDKTesting
+import Testing
+
+/// A store that checks, as each write begins, that the app holds no message whose position the
+/// store does not know yet: a kill at that moment would bring it again unflagged.
+private final class WriteAheadCheck: SessionStore {
+    let kept = InMemorySessionStore()
+    /// The position of the last message handed to the app (set once it subscribed).
+    let handed = Locked<(@Sendable () -> StreamPosition?)?>(nil)
+    let violations = Locked([String]())
+
+    func load() throws(SessionStoreError) -> StoredRecords { try kept.load() }
+    func append(_ records: [Data]) throws(SessionStoreError) {
+        check()
+        try kept.append(records)
+    }
+    func replace(with records: [Data]) throws(SessionStoreError) {
+        check()
+        try kept.replace(with: records)
+    }
+    func close() { kept.close() }
+
+    private func check() {
+        guard let handed = handed.withLock({ $0 })?() else { return }
+        var stored: StreamPosition?
+        for case .position(_, let position)? in kept.records.map(StoreRecord.decoded) { stored = position }
+        if stored.flatMap({ $0.isAtOrPast(handed) }) != true {
+            violations.withLock { $0.append("the app held \(handed) while the store knew \(stored.map(String.init(describing:)) ?? "nothing")") }
+        }
+    }
+}
+
+extension SessionStoreTests {
+    @Test("a message is handed to the app only once the store knows it was: a kill at any point brings again only what is flagged")
+    func deliveriesWaitForTheStore() async throws {
+        let server = TestServer()
+        let store = WriteAheadCheck()
+        let session = Session(settings: try .testing { $0.store(store) }, transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let room = try await session.subscribe(to: "room")
+            store.handed.withLock { $0 = { room.lastHandedPosition } }
+            for index in 1...20 {
+                _ = try server.publish(JSONValue(index), to: "room")
+                if index % 3 == 0 { await clock.settle() }
+            }
+            let messages = PatientReader(messagesOf: room)
+            for index in 1...20 {
+                #expect(await messages.next()?.data == JSONValue(index))
+            }
+        }
+        #expect(store.violations.withLock { $0 } == [])
+    }
+}
