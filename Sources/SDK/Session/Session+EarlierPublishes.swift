@@ -106,17 +106,22 @@ extension Session {
     }
 
     /// A publish ended: its caller learns how — for a publish of an earlier launch, the app
-    /// through ``earlierPublishOutcomes`` — and the store keeps what the app has yet to see.
+    /// through ``earlierPublishOutcomes`` — once the store has written that it ended, so that a
+    /// kill right after cannot bring it back as waiting and tell the app a second time.
     func endPublish(_ entry: OutboxEntry, _ result: Result<PublishReceipt, any Error>) {
-        entry.waiter?.resume(with: result)
-        guard storeLink != nil else { return }
+        guard storeLink != nil else {
+            entry.waiter?.resume(with: result)
+            return
+        }
         if hasEnded, case .failure(let error as SessionError) = result, error.code == .sessionEnded {
             // Not an end: the store hands it to the next launch.
+            entry.waiter?.resume(with: result)
             return
         }
         guard entry.waiter == nil, let index = earlier.firstIndex(where: { $0.key == entry.publishKey }) else {
             // Its caller has its outcome: nothing is left to keep.
-            record([.publishDismissed(key: entry.publishKey)])
+            let batch = record([.publishDismissed(key: entry.publishKey)])
+            if let waiter = entry.waiter { tellOnceStored(batch, .caller(waiter, result)) }
             return
         }
         let outcome: StoredOutcome = switch result {
@@ -124,9 +129,41 @@ extension Session {
         case .failure(let error as SessionError): .failed(code: error.code.description, message: error.message)
         case .failure(let error): .failed(code: SessionError.Code.rejected.description, message: String(describing: error))
         }
-        record([.publishEnded(key: entry.publishKey, outcome: outcome)])
+        let batch = record([.publishEnded(key: entry.publishKey, outcome: outcome)])
         earlier[index].value.state = Self.state(of: outcome)
-        earlierOutcomeBroadcaster.set(earlier[index].value, onlyIfChanged: false)
+        tellOnceStored(batch, .earlier(earlier[index].value))
+    }
+
+    /// A publish's outcome, told once the store holds it (``StoreLink/heldOutcomes``).
+    enum HeldOutcome {
+        case caller(CheckedContinuation<PublishReceipt, any Error>, Result<PublishReceipt, any Error>)
+        case earlier(EarlierPublish)
+    }
+
+    /// Tells `outcome` now if batch `batch` is written, or once it is.
+    private func tellOnceStored(_ batch: UInt64, _ outcome: HeldOutcome) {
+        if let link = storeLink, batch > link.finished {
+            storeLink?.heldOutcomes.append((batch, outcome))
+        } else {
+            tell(outcome)
+        }
+    }
+
+    /// Tells the outcomes whose batches the store has written; every one when `all` (the
+    /// session ends: nothing is held past it).
+    func tellStoredOutcomes(all: Bool = false) {
+        guard let link = storeLink, !link.heldOutcomes.isEmpty else { return }
+        let told = all ? link.heldOutcomes.count : link.heldOutcomes.prefix { $0.batch <= link.finished }.count
+        guard told > 0 else { return }
+        storeLink?.heldOutcomes.removeFirst(told)
+        for held in link.heldOutcomes.prefix(told) { tell(held.outcome) }
+    }
+
+    private func tell(_ outcome: HeldOutcome) {
+        switch outcome {
+        case .caller(let waiter, let result): waiter.resume(with: result)
+        case .earlier(let publish): earlierOutcomeBroadcaster.set(publish, onlyIfChanged: false)
+        }
     }
 
     static func state(of outcome: StoredOutcome) -> EarlierPublish.State {

@@ -22,6 +22,8 @@ extension Session {
         /// Channels with messages that wait for a batch to be written before they are handed
         /// over (``ChannelState/awaitingStore``).
         var awaitingDelivery: Set<String> = []
+        /// Outcomes of publishes, told once the batch that records them is written.
+        var heldOutcomes: [(batch: UInt64, outcome: HeldOutcome)] = []
 
         var isWriting: Bool { handed > finished }
         /// The batch that holds every record made so far, once written.
@@ -115,6 +117,7 @@ extension Session {
         writeIfIdle()
         flushOutboxIfReady()
         handOverStored()
+        tellStoredOutcomes()
     }
 
     /// Indicates that the store holds what `entry` needs before it goes on the wire.
@@ -138,6 +141,7 @@ extension Session {
 
     /// Lets the store go (the writer has ended).
     func closeStore() {
+        tellStoredOutcomes(all: true)
         storeLink?.store.close()
     }
 

@@ -3,12 +3,15 @@ import Foundation
 import SDKTesting
 import Testing
 
-/// A store that checks, as each write begins, that the app holds no message whose position the
-/// store does not know yet: a kill at that moment would bring it again unflagged.
+/// A store that checks, as each write begins, that the app knows nothing the store does not:
+/// a kill at that moment would bring it back as new (a message unflagged, a publish it was told
+/// the outcome of).
 private final class WriteAheadCheck: SessionStore {
     let kept = InMemorySessionStore()
     /// The position of the last message handed to the app (set once it subscribed).
     let handed = Locked<(@Sendable () -> StreamPosition?)?>(nil)
+    /// How many publishes the app has seen end.
+    let ended = Locked(0)
     let violations = Locked([String]())
 
     func load() throws(SessionStoreError) -> StoredRecords { try kept.load() }
@@ -23,9 +26,15 @@ private final class WriteAheadCheck: SessionStore {
     func close() { kept.close() }
 
     private func check() {
+        let records = kept.records.compactMap(StoreRecord.decoded)
+        let told = ended.withLock { $0 }
+        let dismissed = records.filter { if case .publishDismissed = $0 { true } else { false } }.count
+        if told > dismissed {
+            violations.withLock { $0.append("the app saw \(told) publishes end while the store knew of \(dismissed)") }
+        }
         guard let handed = handed.withLock({ $0 })?() else { return }
         var stored: StreamPosition?
-        for case .position(_, let position)? in kept.records.map(StoreRecord.decoded) { stored = position }
+        for case .position(_, let position) in records { stored = position }
         if stored.flatMap({ $0.isAtOrPast(handed) }) != true {
             violations.withLock { $0.append("the app held \(handed) while the store knew \(stored.map(String.init(describing:)) ?? "nothing")") }
         }
@@ -51,6 +60,29 @@ extension SessionStoreTests {
                 #expect(await messages.next()?.data == JSONValue(index))
             }
         }
+        #expect(store.violations.withLock { $0 } == [])
+    }
+}
+
+extension SessionStoreTests {
+    @Test("a publish's await returns once the store knows it ended: a kill right after cannot send it again or tell it twice")
+    func outcomesWaitForTheStore() async throws {
+        let server = TestServer()
+        let store = WriteAheadCheck()
+        let session = Session(settings: try .testing { $0.store(store) }, transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 1...20 {
+                    group.addTask {
+                        _ = try await session.publish(JSONValue(index), to: "room")
+                        store.ended.withLock { $0 += 1 }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        #expect(server.latestSequence(of: "room") == 20)
         #expect(store.violations.withLock { $0 } == [])
     }
 }
