@@ -91,6 +91,24 @@ func runSchedules<Step: CustomStringConvertible & Sendable>(
     return violations
 }
 
+if CommandLine.arguments.contains("--kill-client") {
+    // One launch of the app in the kill mode (started by `chaos --kill`, never by hand).
+    guard let port = textOption("--port").flatMap(Int.init), let store = textOption("--store"), let launch = textOption("--launch").flatMap(Int.init),
+        let channels = textOption("--channels")?.split(separator: ",").map(String.init)
+    else {
+        say("chaos: --kill-client needs --port, --store, --launch and --channels")
+        exit(2)
+    }
+    await KillClient(
+        port: port, directory: URL(fileURLWithPath: store), seed: seed, launch: launch, channels: channels, isFinal: CommandLine.arguments.contains("--final")
+    ).run()
+    exit(0)
+}
+
+if CommandLine.arguments.contains("--kill") {
+    exit(await runKillMode())
+}
+
 do {
     let start = ContinuousClock.now
     let violations: Int
