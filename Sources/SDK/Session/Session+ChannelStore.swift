@@ -26,5 +26,16 @@ extension Session {
         state.unfinished.removeFirst(count)
         channels[channel] = state
         storeChannel(channel)
+        acknowledgeFinished(channel, through: state.finished)
+    }
+
+    /// Tells a protocol that acknowledges what the app finished (MQTT QoS 1) how far the app got
+    /// on `channel`: with a store, when the app finishes a batch; without one, as it is handed
+    /// over (nothing outlives the process to bring it again).
+    func acknowledgeFinished(_ channel: String, through position: StreamPosition?) {
+        guard settings.wireProtocol.capabilities.acknowledgesWhenFinished, let position,
+            let id = link.connection?.channels.subscription(of: channel)
+        else { return }
+        perform(.finished(id, through: position))
     }
 }

@@ -38,7 +38,7 @@ extension Session {
                 let again = message.position.map { until.isAtOrPast($0) ?? true } ?? true
                 if !again || message.position == until { state?.redeliverUntil = nil }
                 var flagged = message
-                flagged.isRedelivery = again
+                flagged.isRedelivery = again || message.isRedelivery
                 state?.undelivered.append(flagged)
             } else {
                 state?.undelivered.append(message)
@@ -99,7 +99,11 @@ extension Session {
         guard let state = channels[name] else { return }
         let batch = count == state.undelivered.count ? state.undelivered : Array(state.undelivered.prefix(count))
         channels[name]?.undelivered.removeFirst(count)
-        if storeLink != nil { noteHandedOver(batch, on: name, from: state.handedOver) }
+        if storeLink != nil {
+            noteHandedOver(batch, on: name, from: state.handedOver)
+        } else {
+            acknowledgeFinished(name, through: batch.last(where: { $0.position != nil })?.position)
+        }
         channels[name]?.handedOver += UInt64(batch.count)
         var tooSlow: [UInt64] = []
         for (id, subscriber) in state.subscribers where !subscriber.offer(batch, limit: settings.subscriberBufferLimit) {

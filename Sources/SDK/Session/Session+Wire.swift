@@ -105,6 +105,11 @@ extension Session {
                     index += 1
                 }
                 deliver(run, to: channel)
+            case .redelivery(let subscription, let data, let position):
+                guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
+                var message = ChannelMessage(channel: channel, position: position, data: data)
+                message.isRedelivery = true
+                deliver([message], to: channel)
             case .replied(let request, .success(.acknowledged(let position, let payload))):
                 _ = resolveRequest(request, with: .success(PublishReceipt(.acknowledged, position: position, response: payload)))
             case .replied(let request, .success(.sentUnconfirmed)):

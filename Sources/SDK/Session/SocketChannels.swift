@@ -41,6 +41,8 @@ extension Session {
 
         /// The channel of the confirmed subscription `id`.
         func channel(of id: SubscriptionID) -> String? { confirmed[id] }
+        /// The subscription the server made for `channel` on this socket, if any.
+        func subscription(of channel: String) -> SubscriptionID? { confirmedByChannel[channel] }
 
         /// Indicates that the protocol confirmed a subscription of `channel` on this socket.
         func isActive(_ channel: String) -> Bool { confirmedByChannel[channel] != nil }

@@ -86,3 +86,30 @@ extension SessionStoreTests {
         #expect(store.violations.withLock { $0 } == [])
     }
 }
+
+extension SessionStoreTests {
+    @Test("where a subscription began is kept as soon as the server made it: killed before any message, the relaunch gets every one published since")
+    func subscriptionStartIsKept() async throws {
+        let server = TestServer()
+        _ = try server.publish("before", to: "room")
+        let store = InMemorySessionStore()
+        let first = try launch(server, store)
+        try await withRunningSession(first) { status in
+            try await status.waitFor(.connected)
+            let room = try await first.subscribe(to: "room")
+            await clock.settle()
+            store.kill()
+            _ = room
+        }
+        _ = try server.publish("missed 1", to: "room")
+        _ = try server.publish("missed 2", to: "room")
+        let second = try launch(server, store.relaunched())
+        try await withRunningSession(second) { status in
+            let room = try await second.subscribe(to: "room")
+            try await status.waitFor(.connected)
+            let messages = PatientReader(messagesOf: room)
+            #expect(await messages.next()?.data == "missed 1")
+            #expect(await messages.next()?.data == "missed 2")
+        }
+    }
+}

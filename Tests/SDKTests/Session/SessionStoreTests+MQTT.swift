@@ -47,3 +47,36 @@ extension SessionStoreTests {
         }
     }
 }
+
+extension SessionStoreTests {
+    @Test("MQTT with a store: a message is acknowledged to the broker once the app has finished it, so a kill before then has the broker's session bring it again")
+    func mqttAcknowledgesWhatTheAppFinished() async throws {
+        let transport = ScriptedTransport(subprotocol: "mqtt")
+        let store = InMemorySessionStore()
+        let session = Session(settings: try .testing { $0.serverProtocol(.mqtt(clientID: "phone")).store(store) }, transport: transport, clock: clock)
+        var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
+        try await withRunningSession(session) { status in
+            guard case .connect? = await broker.next() else { Issue.record("no CONNECT"); return }
+            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            let subscribing = Task { try await session.subscribe(to: "chat/1") }
+            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
+            SessionMQTTTests.push(transport, .suback(1, codes: [1]))
+            var messages = try await subscribing.value.makeAsyncIterator()
+            await clock.settle()
+            let kept = store.records.compactMap(StoreRecord.decoded)
+            #expect(kept.contains { if case .finished("chat/1", let position, _) = $0 { position.sequence == 0 } else { false } },
+                    "where the subscription began is kept at once: a relaunch resumes from it, not from the first message handed over")
+            let sentBefore = transport.sentCount
+            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, packetID: 40)))
+            #expect(try await messages.next()?.data == ["topic": "chat/1", "payload": 1])
+            await clock.settle()
+            #expect(transport.sentCount == sentBefore, "handed to the app, not finished: not acknowledged")
+            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("2".utf8), qos: .atLeastOnce, packetID: 41)))
+            #expect(try await messages.next()?.data == ["topic": "chat/1", "payload": 2])
+            #expect(await broker.next() == .puback(40, code: 0), "the app asked for the next one: the first is finished")
+            await clock.settle()
+            #expect(transport.sentCount == sentBefore + 1, "the second is not finished yet")
+        }
+    }
+}

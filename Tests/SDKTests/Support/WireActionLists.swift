@@ -30,7 +30,7 @@ enum ActionKind: Hashable, CustomStringConvertible {
         case .subscribed: .subscribed
         case .subscriptionFailed: .subscriptionFailed
         case .subscriptionEnded: .subscriptionEnded
-        case .delivery: .delivery
+        case .delivery, .redelivery: .delivery
         case .replied: .replied
         case .arm: .arm
         case .cancel: .cancel

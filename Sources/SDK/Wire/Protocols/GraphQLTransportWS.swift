@@ -167,6 +167,8 @@ package struct GraphQLTransportWS: WireProtocolDescription {
             case .credentials:
                 // Credentials go in the handshake: the next connection uses the new token.
                 return []
+            case .finished:
+                return []
             case .presence(let request, _, _):
                 return WireAction.presenceUnsupported(request)
             case .goodbye:

@@ -223,6 +223,8 @@ package struct SocketIO: WireProtocolDescription {
             case .credentials:
                 // Credentials go in the handshake: the next connection uses the new token.
                 return []
+            case .finished:
+                return []
             case .presence(let request, _, _):
                 return WireAction.presenceUnsupported(request)
             case .goodbye:

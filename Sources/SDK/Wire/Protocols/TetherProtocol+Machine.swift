@@ -202,6 +202,8 @@ extension TetherProtocol {
             case .credentials:
                 // Credentials go in the handshake: the next connection uses the new token.
                 return []
+            case .finished:
+                return []
             case .presence(let request, _, _):
                 return WireAction.presenceUnsupported(request)
             case .goodbye:

@@ -105,6 +105,10 @@ package enum WireCommand: Hashable, Sendable {
     /// again after every rejoin of its own; the core sends it after every resubscribe. `request`:
     /// the app's call awaiting the server's answer (`nil` for a re-announcement).
     case presence(RequestID?, Topic, state: JSONValue?)
+    /// The app has finished the subscription's messages up to and including `through`: a
+    /// protocol that acknowledges a message only once the app is done with it
+    /// (``WireCapabilities/acknowledgesWhenFinished``) acknowledges them now. The others ignore it.
+    case finished(SubscriptionID, through: StreamPosition)
 }
 
 /// What a connection asks the core to do, in order.
@@ -121,6 +125,9 @@ package enum WireAction: Hashable, Sendable {
     /// The server ended a subscription (a GraphQL `complete`).
     case subscriptionEnded(SubscriptionID, reason: String)
     case delivery(SubscriptionID, JSONValue, position: StreamPosition?)
+    /// A message the server says it sent before (MQTT's DUP flag): delivered, flagged
+    /// ``ChannelMessage/isRedelivery``.
+    case redelivery(SubscriptionID, JSONValue, position: StreamPosition?)
     case replied(RequestID, Result<WireReply, WireFailure>)
     case arm(WireTimer, after: Duration)
     case cancel(WireTimer)
@@ -149,6 +156,10 @@ package struct WireCapabilities: Hashable, Sendable {
     package var deduplicatesPublishes: Bool
     /// Indicates that the client can announce itself on a topic (``WireCommand/presence(_:_:state:)``).
     package var tracksPresence: Bool
+    /// Indicates that the server redelivers what the client has not acknowledged (MQTT QoS 1 on
+    /// a persistent session): the machine acknowledges a message once the core says the app
+    /// finished it (``WireCommand/finished(_:through:)``), so a kill before then brings it again.
+    package var acknowledgesWhenFinished = false
 
     package init(
         publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false,

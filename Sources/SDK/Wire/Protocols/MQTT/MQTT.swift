@@ -54,10 +54,12 @@ package struct MQTT: WireProtocolDescription {
     }
 
     package var capabilities: WireCapabilities {
-        WireCapabilities(
+        var capabilities = WireCapabilities(
             publishAcknowledgement: qos == .atLeastOnce ? .always : .none, resumesSubscriptions: persistentSession,
             liveness: .clientPing, canProbe: true, deduplicatesPublishes: qos == .atLeastOnce
         )
+        capabilities.acknowledgesWhenFinished = true
+        return capabilities
     }
 
     package var subprotocols: [String] { [Self.subprotocol] }

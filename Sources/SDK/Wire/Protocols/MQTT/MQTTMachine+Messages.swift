@@ -3,7 +3,9 @@ import Foundation
 
 extension MQTT.Machine {
     /// A message from the broker: delivered to every made subscription whose filter matches,
-    /// held for the ones still being made, and acknowledged (QoS 1) once delivered to all.
+    /// held for the ones still being made, and acknowledged (QoS 1) once the app has finished it
+    /// on all of them — so that a broker's persistent session brings again what an app killed
+    /// before it finished had been handed.
     mutating func received(_ publish: MQTTPublish) -> [WireAction] {
         if let id = publish.packetID {
             if publish.duplicate, state.acknowledged[id] == MQTTSessionState.digest(publish) {
@@ -33,7 +35,10 @@ extension MQTT.Machine {
                 subscription.position += 1
                 subscriptions[id] = subscription
                 message.deliveredTo.insert(id)
-                actions.append(.delivery(id, Self.data(of: message.publish), position: .sequence(subscription.position)))
+                message.positions[id] = subscription.position
+                // One the broker sent before (DUP: the app may have been handed it, then killed).
+                let data = Self.data(of: message.publish), position = StreamPosition.sequence(subscription.position)
+                actions.append(message.publish.duplicate ? .redelivery(id, data, position: position) : .delivery(id, data, position: position))
             }
             // Until a resumed session's backlog is in, a message no subscription claims yet may
             // belong to one the replay has still to make.
@@ -42,12 +47,32 @@ extension MQTT.Machine {
                 continue
             }
             if let id = message.publish.packetID {
+                // Delivered: a re-send of it (DUP) is not delivered again.
                 state.acknowledged[id] = MQTTSessionState.digest(message.publish)
-                actions.append(send(.puback(id, code: 0)))
+                unacknowledged.append(Unacknowledged(packetID: id, positions: message.positions))
             }
         }
         held = remaining
-        return actions
+        return actions + acknowledgeFinished()
+    }
+
+    /// The app finished subscription `id` through `position`.
+    mutating func finished(_ id: SubscriptionID, through position: StreamPosition) -> [WireAction] {
+        guard let count = position.sequence, subscriptions[id] != nil else { return [] }
+        finishedThrough[id] = max(finishedThrough[id] ?? 0, count)
+        return acknowledgeFinished()
+    }
+
+    /// Acknowledges, in arrival order, the delivered messages the app has finished on every
+    /// subscription that still holds them (one let go of has nothing left to finish).
+    mutating func acknowledgeFinished() -> [WireAction] {
+        let done = unacknowledged.prefix { message in
+            message.positions.allSatisfy { id, position in subscriptions[id] == nil || (finishedThrough[id] ?? 0) >= position }
+        }.count
+        guard done > 0 else { return [] }
+        let acknowledged = unacknowledged.prefix(done).map { send(.puback($0.packetID, code: 0)) }
+        unacknowledged.removeFirst(done)
+        return acknowledged
     }
 
     mutating func publish(_ request: RequestID, topic: String, data: JSONValue, key: String?) -> [WireAction] {

@@ -34,6 +34,7 @@ extension MQTT.Machine {
         subscriptionOrder.removeAll { $0 == id }
         if case .pending(let packetID) = subscription.stage { pendingSubscribes[packetID] = nil }
         state.brokerFilters[subscription.filter] = nil
+        finishedThrough[id] = nil
         var actions = releaseHeld()
         guard let packetID = state.allocatePacketID(excluding: packetIDsInUse) else { return actions }
         pendingUnsubscribes[packetID] = subscription.filter
@@ -86,5 +87,7 @@ extension MQTT.Machine {
 
     private mutating func add(_ id: SubscriptionID, _ subscription: Subscription) {
         if subscriptions.updateValue(subscription, forKey: id) == nil { subscriptionOrder.append(id) }
+        // What came before it was finished (or never this subscription's).
+        finishedThrough[id] = subscription.position
     }
 }

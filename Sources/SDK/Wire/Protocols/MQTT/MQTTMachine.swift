@@ -40,6 +40,15 @@ extension MQTT {
         struct Held {
             var publish: MQTTPublish
             var deliveredTo: Set<SubscriptionID> = []
+            /// The position each subscription gave it.
+            var positions: [SubscriptionID: UInt64] = [:]
+        }
+
+        /// A QoS 1 message delivered to every subscription it belongs to, acknowledged once the
+        /// app has finished it on each (``WireCommand/finished(_:through:)``), in arrival order.
+        struct Unacknowledged {
+            var packetID: UInt16
+            var positions: [SubscriptionID: UInt64]
         }
 
         let configuration: MQTT
@@ -58,6 +67,9 @@ extension MQTT {
         var publishes: [UInt16: RequestID] = [:]
         var probes: [Probe] = []
         var held: [Held] = []
+        var unacknowledged: [Unacknowledged] = []
+        /// How far the app has finished each subscription (its position counts).
+        var finishedThrough: [SubscriptionID: UInt64] = [:]
 
         /// More messages than this waiting for their subscription end the catch-up early.
         static let heldLimit = 10_000
@@ -115,6 +127,8 @@ extension MQTT {
             case .credentials:
                 // Credentials go in the handshake: the next connection uses the new token.
                 return []
+            case .finished(let id, let position):
+                return finished(id, through: position)
             case .presence(let request, _, _):
                 return WireAction.presenceUnsupported(request)
             case .goodbye:

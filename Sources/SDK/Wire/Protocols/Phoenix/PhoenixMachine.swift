@@ -125,6 +125,8 @@ extension PhoenixChannels {
                 return actions
             case .credentials(let token):
                 return credentialsArrived(token)
+            case .finished:
+                return []
             case .presence(let request, let topic, let state):
                 return presence(request, on: topic, state)
             }
