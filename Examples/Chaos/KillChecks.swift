@@ -10,19 +10,28 @@
 ///   launch was handed (nothing lost across a kill); every message an earlier launch was
 ///   handed that comes again is flagged `isRedelivery`; the last launch gets every message up to
 ///   the runner's `final` one.
+///
+/// On MQTT (`atLeastOnce`) a QoS 1 publish on the wire when the app was killed is sent again by
+/// the relaunch and the broker applies both (MQTT 3.1.1 §4.3.2: a PUBLISH is a new
+/// publication whatever its DUP flag): such a publish — one a later launch lists as an earlier
+/// publish — may be applied more than once; its later copies are left out of the message checks.
 struct KillChecks {
     let applied: [String: [String]]
     let channels: [String]
     let launches: [[String]]
+    var atLeastOnce = false
+    /// Publishes a relaunch sent again (MQTT: they may be applied twice).
+    private var resent = Set<String>()
     private(set) var violations: [String] = []
     private(set) var publishCount = 0
     private(set) var messageCount = 0
     private(set) var redeliveryCount = 0
 
-    init(applied: [String: [String]], channels: [String], launches: [[String]]) {
+    init(applied: [String: [String]], channels: [String], launches: [[String]], atLeastOnce: Bool) {
         self.applied = applied
         self.channels = channels
         self.launches = launches
+        self.atLeastOnce = atLeastOnce
     }
 
     mutating func run() {
@@ -52,6 +61,7 @@ struct KillChecks {
                     outcomes[data, default: 0] += 1
                     if words.count > 2, words[2].hasPrefix("failed") { failedLater.insert(data) }
                 case "earlier", "ended":
+                    resent.insert(data)
                     if words.count > 2, words[2] == "mayHaveBeenApplied" {
                         violations.append("launch \(launch): \(data) is mayHaveBeenApplied on a protocol with keys")
                     }
@@ -65,9 +75,11 @@ struct KillChecks {
             }
         }
         publishCount = started.count
-        for (data, times) in count where times > 1 { violations.append("\(data) was applied \(times) times") }
-        for data in acked where count[data] != 1 { violations.append("\(data) was acknowledged to the app but applied \(count[data] ?? 0) times") }
-        for data in durable where count[data] != 1 && !failedLater.contains(data) {
+        for (data, times) in count where times > 1 && !(atLeastOnce && resent.contains(data)) { violations.append("\(data) was applied \(times) times") }
+        for data in acked where (count[data] ?? 0) < 1 || (count[data] != 1 && !(atLeastOnce && resent.contains(data))) {
+            violations.append("\(data) was acknowledged to the app but applied \(count[data] ?? 0) times")
+        }
+        for data in durable where (count[data] ?? 0) == 0 && !failedLater.contains(data) {
             violations.append("\(data) was kept by the store but never applied, and no launch was told it failed (lost)")
         }
         for (data, times) in outcomes where times > 1 { violations.append("\(data) got \(times) outcomes across launches") }
@@ -76,11 +88,16 @@ struct KillChecks {
     }
 
     private mutating func checkMessages(on channel: String) {
-        let order = applied[channel] ?? []
+        // The server's order; a resent publish's later copies (MQTT) left out.
+        var order: [String] = []
         var index: [String: Int] = [:]
-        for (position, data) in order.enumerated() {
-            if index[data] != nil { violations.append("\(channel): \(data) applied twice") }
-            index[data] = position
+        for data in applied[channel] ?? [] {
+            if index[data] != nil {
+                if !(atLeastOnce && resent.contains(data)) { violations.append("\(channel): \(data) applied twice") }
+                continue
+            }
+            index[data] = order.count
+            order.append(data)
         }
         // The highest position any earlier launch was handed (-1: none yet).
         var seen = -1
@@ -88,12 +105,15 @@ struct KillChecks {
             let launch = number + 1
             var previous: Int?
             var last = seen
+            var handed = Set<String>()
             for line in lines where line.hasPrefix("recv \(channel) ") {
                 let words = line.split(separator: " ").map(String.init)
                 guard words.count == 4, let position = index[words[3]] else {
                     violations.append("launch \(launch): \(channel) handed something the server never applied: \(line)")
                     continue
                 }
+                // A later copy of a resent publish (MQTT).
+                guard handed.insert(words[3]).inserted || !(atLeastOnce && resent.contains(words[3])) else { continue }
                 messageCount += 1
                 let flagged = words[2] == "r"
                 if flagged { redeliveryCount += 1 }

@@ -17,6 +17,9 @@ import SDK
 ///     recv <channel> <r|n> <data>       a message handed to the app (r: flagged as a redelivery)
 ///     ready / done                      subscribed to every channel / the final launch is done
 struct KillClient {
+    let target: KillTarget
+    /// The broker's key to the app's session (MQTT): the same for every launch.
+    let clientID: String
     let port: Int
     let directory: URL
     let seed: UInt64
@@ -32,7 +35,8 @@ struct KillClient {
         do {
             settings = try AppSettings.Builder()
                 .serverURL("ws://127.0.0.1:\(port)/")
-                .token("chaos")
+                .serverProtocol(target.serverProtocol(clientID: clientID))
+                .token(target.token)
                 .store(store)
                 .reconnectBackoff(Backoff(initial: .milliseconds(20), multiplier: 2, maximum: .milliseconds(200), jitter: 0.2))
                 .connectTimeout(.seconds(2))
@@ -47,12 +51,13 @@ struct KillClient {
         let runner = Task { await session.run() }
         let outcomes = session.earlierPublishOutcomes
         let watcher = Task {
-            for await publish in outcomes { say("outcome \(Self.text(publish.data)) \(Self.state(publish.state))") }
+            for await publish in outcomes { say("outcome \(KillTarget.text(publish.data)) \(Self.state(publish.state))") }
         }
-        // Subscribed once connected: each `subscribe` then returns with the server's answer, so
-        // `ready` means the server holds the subscriptions (the runner publishes from then on).
+        // The first launch subscribes once connected: each `subscribe` then returns with the
+        // server's answer, so `ready` means the server holds the subscriptions (the runner
+        // publishes from then on). A relaunch subscribes again at once, as an app does at launch.
         let connectedBy = ContinuousClock.now + .seconds(10)
-        while session.status != .connected, ContinuousClock.now < connectedBy { try? await Task.sleep(for: .milliseconds(5)) }
+        while launch == 1, session.status != .connected, ContinuousClock.now < connectedBy { try? await Task.sleep(for: .milliseconds(5)) }
         var finals = Set<String>()
         let finalsSeen = Locked(Set<String>())
         var readers: [Task<Void, Never>] = []
@@ -62,12 +67,12 @@ struct KillClient {
                 if channel == channels.first {
                     let loss = session.storeLoss.map { "\($0.bytes)" } ?? "0"
                     say("open \(Self.status(session.storeStatus)) loss=\(loss)")
-                    for publish in await session.earlierPublishes { say("earlier \(Self.text(publish.data)) \(Self.state(publish.state))") }
+                    for publish in await session.earlierPublishes { say("earlier \(KillTarget.text(publish.data)) \(Self.state(publish.state))") }
                 }
                 readers.append(Task {
                     do {
                         for try await message in subscription {
-                            let data = Self.text(message.data)
+                            let data = KillTarget.text(message.data)
                             say("recv \(channel) \(message.isRedelivery ? "r" : "n") \(data)")
                             if data == "final" { finalsSeen.withLock { _ = $0.insert(channel) } }
                         }
@@ -82,6 +87,7 @@ struct KillClient {
                 say("error subscribe \(channel) \(error)")
             }
         }
+        while session.status != .connected, ContinuousClock.now < connectedBy { try? await Task.sleep(for: .milliseconds(5)) }
         say("ready")
         if isFinal {
             let deadline = ContinuousClock.now + .seconds(60)
@@ -90,7 +96,7 @@ struct KillClient {
                 if !waiting && finalsSeen.withLock({ $0 }) == finals { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }
-            for publish in await session.earlierPublishes { say("ended \(Self.text(publish.data)) \(Self.state(publish.state))") }
+            for publish in await session.earlierPublishes { say("ended \(KillTarget.text(publish.data)) \(Self.state(publish.state))") }
             say("done")
             await session.shutdown()
             exit(0)
@@ -104,7 +110,7 @@ struct KillClient {
             say("start \(data)")
             Task {
                 do {
-                    _ = try await session.publish(JSONValue.string(data), to: channel)
+                    _ = try await session.publish(target.data(data), to: channel)
                     say("acked \(data)")
                 } catch {
                     say("failed \(data) \(error)")
@@ -113,11 +119,6 @@ struct KillClient {
             try? await Task.sleep(for: .milliseconds(Int64(2 + random.next() % 20)))
         }
         _ = (runner, watcher, readers)
-    }
-
-    static func text(_ data: JSONValue) -> String {
-        if case .string(let text) = data { return text }
-        return "\(data)"
     }
 
     static func status(_ status: SessionStoreStatus) -> String {

@@ -1,17 +1,30 @@
 import Foundation
 
-/// `chaos --kill [--schedules N] [--seed S]`: kill-and-relaunch schedules against the reference
-/// server (``KillRunner``). Last line: `chaos: kill schedules=N violations=V seed=S`. The exit code.
+/// `chaos --kill [--protocol mqtt] [--schedules N] [--seed S]`: kill-and-relaunch schedules
+/// (``KillRunner``) against the reference server, or mosquitto with a persistent session. Last line: `chaos: kill schedules=N violations=V seed=S`. The exit code.
 func runKillMode() async -> Int32 {
     let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
     do {
         let start = ContinuousClock.now
-        let host = try await ServerHost.start()
-        say("chaos: kill mode against the reference server on port \(host.port): the app in a process of its own, SIGKILLed and relaunched on its store")
+        guard let target = KillTarget(rawValue: protocolName ?? "tether") else {
+            say("chaos: --kill runs against tether (the reference server) or mqtt (mosquitto), not \(protocolName ?? "")")
+            return 2
+        }
+        let port: Int
+        let stop: () async -> Void
+        switch target {
+        case .tether:
+            let host = try await ServerHost.start()
+            (port, stop) = (host.port, { await host.stop() })
+        case .mqtt:
+            let host = try await PeerHost.start(.mosquitto)
+            (port, stop) = (host.port, { await host.shutdown() })
+        }
+        say("chaos: kill mode against \(target == .tether ? "the reference server" : "mosquitto, a persistent session") on port \(port): the app in a process of its own, SIGKILLed and relaunched on its store")
         var violations = 0, launches = 0, midWrite = 0, tornEnds = 0, publishes = 0, messages = 0, redeliveries = 0
         for index in 0..<schedules {
             let scheduleSeed = seed &+ UInt64(index)
-            let outcome = try await KillRunner(port: host.port, seed: scheduleSeed, schedule: index, executable: executable).run()
+            let outcome = try await KillRunner(target: target, port: port, seed: scheduleSeed, schedule: index, executable: executable).run()
             launches += outcome.launches
             midWrite += outcome.killsMidWrite
             tornEnds += outcome.tornEnds
@@ -26,7 +39,7 @@ func runKillMode() async -> Int32 {
             }
             if (index + 1) % 10 == 0 { say("chaos: \(index + 1) kill schedules, \(violations) violations so far") }
         }
-        await host.stop()
+        await stop()
         let elapsed = ContinuousClock.now - start
         say("chaos: \(schedules) kill schedules in \(elapsed.components.seconds) s: \(launches) launches (\(launches - schedules) killed: \(midWrite) mid-write, \(tornEnds) of those with the last record cut short as a power cut could), \(publishes) publishes, \(messages) messages handed (\(redeliveries) flagged redeliveries)")
         say("chaos: kill schedules=\(schedules) violations=\(violations) seed=\(seed)")

@@ -9,24 +9,27 @@ import SDK
 /// and while it is dead.
 final class KillObserver: Sendable {
     private let session: Session
+    private let target: KillTarget
     private let channels: [String]
     private let readers: [Task<Void, Never>]
     private let runner: Task<Void, Never>
     private let applied: Locked<[String: [String]]>
     private let publisher = Locked<Task<Void, Never>?>(nil)
 
-    private init(session: Session, channels: [String], readers: [Task<Void, Never>], runner: Task<Void, Never>, applied: Locked<[String: [String]]>) {
+    private init(session: Session, target: KillTarget, channels: [String], readers: [Task<Void, Never>], runner: Task<Void, Never>, applied: Locked<[String: [String]]>) {
         self.session = session
+        self.target = target
         self.channels = channels
         self.readers = readers
         self.runner = runner
         self.applied = applied
     }
 
-    static func start(port: Int, channels: [String]) async throws -> KillObserver {
+    static func start(target: KillTarget, port: Int, clientID: String, channels: [String]) async throws -> KillObserver {
         let settings = try AppSettings.Builder()
             .serverURL("ws://127.0.0.1:\(port)/")
-            .token("chaos")
+            .serverProtocol(target.serverProtocol(clientID: clientID))
+            .token(target.token)
             .requestTimeout(.seconds(5))
             .build()
         let session = Session(settings: settings, transport: NIOWebSocketTransport(connectTimeout: .seconds(2)))
@@ -38,7 +41,7 @@ final class KillObserver: Sendable {
             readers.append(Task {
                 do {
                     for try await message in subscription {
-                        let data = KillClient.text(message.data)
+                        let data = KillTarget.text(message.data)
                         applied.withLock { $0[channel, default: []].append(data) }
                     }
                 } catch {
@@ -46,7 +49,7 @@ final class KillObserver: Sendable {
                 }
             })
         }
-        return KillObserver(session: session, channels: channels, readers: readers, runner: runner, applied: applied)
+        return KillObserver(session: session, target: target, channels: channels, readers: readers, runner: runner, applied: applied)
     }
 
     var isPublishing: Bool { publisher.withLock { $0 != nil } }
@@ -54,6 +57,7 @@ final class KillObserver: Sendable {
     /// Publishes `S-<n>` to a random channel every few milliseconds until ``stopPublishing()``.
     func startPublishing(seed: UInt64) {
         let session = session
+        let target = target
         let names = channels
         publisher.withLock { task in
             guard task == nil else { return }
@@ -62,7 +66,7 @@ final class KillObserver: Sendable {
                 var number = 0
                 while !Task.isCancelled {
                     number += 1
-                    _ = try? await session.publish(JSONValue.string("S-\(number)"), to: names[Int(random.next() % UInt64(names.count))])
+                    _ = try? await session.publish(target.data("S-\(number)"), to: names[Int(random.next() % UInt64(names.count))])
                     try? await Task.sleep(for: .milliseconds(Int64(3 + random.next() % 25)))
                 }
             }
@@ -79,7 +83,7 @@ final class KillObserver: Sendable {
     }
 
     func publish(_ text: String, to channel: String) async {
-        _ = try? await session.publish(JSONValue.string(text), to: channel)
+        _ = try? await session.publish(target.data(text), to: channel)
     }
 
     /// What the observer received on each channel, once the runner's `final` message came back

@@ -9,6 +9,7 @@ import SDK
 /// lets a launch run to the end. Then it checks what the app was told against what the server
 /// applied and what every launch was handed (``KillChecks``).
 struct KillRunner {
+    let target: KillTarget
     let port: Int
     let seed: UInt64
     let schedule: Int
@@ -36,7 +37,7 @@ struct KillRunner {
 
         // The server's other client: publishes while the app lives and while it is dead, and
         // sees every message applied, in the server's order.
-        let observer = try await KillObserver.start(port: port, channels: channels)
+        let observer = try await KillObserver.start(target: target, port: port, clientID: "kill-observer-\(getpid())-\(schedule)", channels: channels)
         defer { observer.stop() }
 
         var outcome = Outcome()
@@ -48,6 +49,7 @@ struct KillRunner {
             let child = try KillChild(executable: executable, log: log, arguments: [
                 "--kill-client", "--port", "\(port)", "--store", directory.appendingPathComponent("store").path,
                 "--seed", "\(seed)", "--launch", "\(launch)", "--channels", channels.joined(separator: ","),
+                "--protocol", target.rawValue, "--client-id", "kill-app-\(getpid())-\(schedule)",
             ] + (isFinal ? ["--final"] : []))
             if isFinal {
                 if !(await waitUntil(.seconds(30), { child.lines().contains("ready") })) {
@@ -92,7 +94,7 @@ struct KillRunner {
         for (channel, list) in applied {
             try? Data((list.joined(separator: "\n") + "\n").utf8).write(to: directory.appendingPathComponent("applied-\(channel).txt"))
         }
-        var checks = KillChecks(applied: applied, channels: channels, launches: logs)
+        var checks = KillChecks(applied: applied, channels: channels, launches: logs, atLeastOnce: target == .mqtt)
         checks.run()
         outcome.violations += checks.violations
         outcome.publishes = checks.publishCount

@@ -99,8 +99,12 @@ if CommandLine.arguments.contains("--kill-client") {
         say("chaos: --kill-client needs --port, --store, --launch and --channels")
         exit(2)
     }
+    guard let target = KillTarget(rawValue: protocolName ?? "tether"), let clientID = textOption("--client-id") else {
+        say("chaos: --kill-client needs --protocol (tether or mqtt) and --client-id")
+        exit(2)
+    }
     await KillClient(
-        port: port, directory: URL(fileURLWithPath: store), seed: seed, launch: launch, channels: channels, isFinal: CommandLine.arguments.contains("--final")
+        target: target, clientID: clientID, port: port, directory: URL(fileURLWithPath: store), seed: seed, launch: launch, channels: channels, isFinal: CommandLine.arguments.contains("--final")
     ).run()
     exit(0)
 }
