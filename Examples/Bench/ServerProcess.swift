@@ -1,4 +1,5 @@
 import Foundation
+import PeerServers
 
 /// A helper process the benchmarks start beside themselves — the reference server
 /// (`realtime-server`) or the delay proxy (`bench proxy`) — so that the measured process runs

@@ -34,7 +34,7 @@ struct KillClient {
         let settings: AppSettings
         do {
             settings = try AppSettings.Builder()
-                .serverURL("ws://127.0.0.1:\(port)/")
+                .serverURL("ws://127.0.0.1:\(port)\(target.path)")
                 .serverProtocol(target.serverProtocol(clientID: clientID))
                 .token(target.token)
                 .store(store)
@@ -51,7 +51,7 @@ struct KillClient {
         let runner = Task { await session.run() }
         let outcomes = session.earlierPublishOutcomes
         let watcher = Task {
-            for await publish in outcomes { say("outcome \(KillTarget.text(publish.data)) \(Self.state(publish.state))") }
+            for await publish in outcomes { say("outcome \(Self.publishText(publish.data)) \(Self.state(publish.state))") }
         }
         // The first launch subscribes once connected: each `subscribe` then returns with the
         // server's answer, so `ready` means the server holds the subscriptions (the runner
@@ -63,16 +63,16 @@ struct KillClient {
         var readers: [Task<Void, Never>] = []
         for channel in channels {
             do {
-                let subscription = try await session.subscribe(to: channel)
+                let subscription = try await session.subscribe(to: target.topic(channel))
                 if channel == channels.first {
                     let loss = session.storeLoss.map { "\($0.bytes)" } ?? "0"
                     say("open \(Self.status(session.storeStatus)) loss=\(loss)")
-                    for publish in await session.earlierPublishes { say("earlier \(KillTarget.text(publish.data)) \(Self.state(publish.state))") }
+                    for publish in await session.earlierPublishes { say("earlier \(Self.publishText(publish.data)) \(Self.state(publish.state))") }
                 }
                 readers.append(Task {
                     do {
                         for try await message in subscription {
-                            let data = KillTarget.text(message.data)
+                            guard let data = target.text(message.data) else { continue }
                             say("recv \(channel) \(message.isRedelivery ? "r" : "n") \(data)")
                             if data == "final" { finalsSeen.withLock { _ = $0.insert(channel) } }
                         }
@@ -96,21 +96,21 @@ struct KillClient {
                 if !waiting && finalsSeen.withLock({ $0 }) == finals { break }
                 try? await Task.sleep(for: .milliseconds(20))
             }
-            for publish in await session.earlierPublishes { say("ended \(KillTarget.text(publish.data)) \(Self.state(publish.state))") }
+            for publish in await session.earlierPublishes { say("ended \(Self.publishText(publish.data)) \(Self.state(publish.state))") }
             say("done")
             await session.shutdown()
             exit(0)
         }
         var random = SplitMix64(seed: seed &+ UInt64(launch) &* 7919)
         var number = 0
-        while true {
+        while target.appPublishes {
             number += 1
             let data = "P-\(launch)-\(number)"
             let channel = channels[Int(random.next() % UInt64(channels.count))]
             say("start \(data)")
             Task {
                 do {
-                    _ = try await session.publish(target.data(data), to: channel)
+                    _ = try await session.publish(.string(data), to: channel)
                     say("acked \(data)")
                 } catch {
                     say("failed \(data) \(error)")
@@ -118,7 +118,15 @@ struct KillClient {
             }
             try? await Task.sleep(for: .milliseconds(Int64(2 + random.next() % 20)))
         }
-        _ = (runner, watcher, readers)
+        // Nothing of its own to publish: it reads until it is killed.
+        await runner.value
+        _ = (watcher, readers)
+    }
+
+    /// The text of one of the app's publishes (its data is that string).
+    static func publishText(_ data: JSONValue) -> String {
+        if case .string(let text) = data { return text }
+        return "\(data)"
     }
 
     static func status(_ status: SessionStoreStatus) -> String {

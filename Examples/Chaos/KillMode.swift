@@ -1,13 +1,15 @@
 import Foundation
+import PeerServers
 
-/// `chaos --kill [--protocol mqtt] [--schedules N] [--seed S]`: kill-and-relaunch schedules
-/// (``KillRunner``) against the reference server, or mosquitto with a persistent session. Last line: `chaos: kill schedules=N violations=V seed=S`. The exit code.
+/// `chaos --kill [--protocol mqtt|supabase] [--schedules N] [--seed S]`: kill-and-relaunch
+/// schedules (``KillRunner``) against the reference server, mosquitto with a persistent session,
+/// or the Supabase peer's private channels. Last line: `chaos: kill schedules=N violations=V seed=S`. The exit code.
 func runKillMode() async -> Int32 {
     let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
     do {
         let start = ContinuousClock.now
         guard let target = KillTarget(rawValue: protocolName ?? "tether") else {
-            say("chaos: --kill runs against tether (the reference server) or mqtt (mosquitto), not \(protocolName ?? "")")
+            say("chaos: --kill runs against tether (the reference server), mqtt (mosquitto) or supabase (the Supabase peer), not \(protocolName ?? "")")
             return 2
         }
         let port: Int
@@ -19,8 +21,16 @@ func runKillMode() async -> Int32 {
         case .mqtt:
             let host = try await PeerHost.start(.mosquitto)
             (port, stop) = (host.port, { await host.shutdown() })
+        case .supabase:
+            let host = try await PeerHost.start(.app(.supabase, environment: [:]))
+            (port, stop) = (host.port, { await host.shutdown() })
         }
-        say("chaos: kill mode against \(target == .tether ? "the reference server" : "mosquitto, a persistent session") on port \(port): the app in a process of its own, SIGKILLed and relaunched on its store")
+        let server = switch target {
+        case .tether: "the reference server"
+        case .mqtt: "mosquitto, a persistent session"
+        case .supabase: "the Supabase peer, private channels replayed by timestamp"
+        }
+        say("chaos: kill mode against \(server) on port \(port): the app in a process of its own, SIGKILLed and relaunched on its store")
         var violations = 0, launches = 0, midWrite = 0, tornEnds = 0, publishes = 0, messages = 0, redeliveries = 0
         for index in 0..<schedules {
             let scheduleSeed = seed &+ UInt64(index)

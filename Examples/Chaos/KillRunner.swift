@@ -56,7 +56,7 @@ struct KillRunner {
                     outcome.violations.append("launch \(launch) (the last) was not ready within 30 s")
                 }
                 await observer.stopPublishing()
-                for channel in channels { await observer.publish("final", to: channel) }
+                for channel in channels { await observer.publishFinal(to: channel) }
                 if !(await succeeds(within: .seconds(90), { await child.exited(); return true })) {
                     outcome.violations.append("launch \(launch) (the last) did not finish within 90 s")
                     child.kill()

@@ -100,7 +100,7 @@ if CommandLine.arguments.contains("--kill-client") {
         exit(2)
     }
     guard let target = KillTarget(rawValue: protocolName ?? "tether"), let clientID = textOption("--client-id") else {
-        say("chaos: --kill-client needs --protocol (tether or mqtt) and --client-id")
+        say("chaos: --kill-client needs --protocol (tether, mqtt or supabase) and --client-id")
         exit(2)
     }
     await KillClient(
