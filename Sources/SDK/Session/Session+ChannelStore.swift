@@ -29,6 +29,13 @@ extension Session {
         acknowledgeFinished(channel, through: state.finished)
     }
 
+    /// Records the open socket's protocol session state, if it changed since the store last had
+    /// it (``WireCapabilities/sessionStateTracksDeliveries``).
+    func storeWireState() {
+        guard let state = link.connection?.machine?.sessionState, state != storeLink?.folded.wireState else { return }
+        record([.wireState(state)])
+    }
+
     /// Tells a protocol that acknowledges what the app finished (MQTT QoS 1) how far the app got
     /// on `channel`: with a store, when the app finishes a batch; without one, as it is handed
     /// over (nothing outlives the process to bring it again).

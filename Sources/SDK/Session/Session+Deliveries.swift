@@ -61,6 +61,7 @@ extension Session {
         diagnostics.update { mirror in
             for (name, last) in positions { mirror.channels[name] = .some(last) }
         }
+        if storeLink != nil, settings.wireProtocol.capabilities.sessionStateTracksDeliveries { storeWireState() }
         for (name, _) in positions { storeChannel(name) }
         for (name, _) in positions {
             guard let state = channels[name], !state.undelivered.isEmpty else { continue }

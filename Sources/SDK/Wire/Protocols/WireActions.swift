@@ -160,6 +160,10 @@ package struct WireCapabilities: Hashable, Sendable {
     /// a persistent session): the machine acknowledges a message once the core says the app
     /// finished it (``WireCommand/finished(_:through:)``), so a kill before then brings it again.
     package var acknowledgesWhenFinished = false
+    /// Indicates that the protocol's session state changes with what is delivered (Supabase: the
+    /// ids delivered, by position): with a store it is written with the positions, before the
+    /// app is handed the messages, not only when the socket ends.
+    package var sessionStateTracksDeliveries = false
 
     package init(
         publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false,

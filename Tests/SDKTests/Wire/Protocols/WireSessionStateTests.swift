@@ -28,15 +28,16 @@ struct WireSessionStateTests {
     func phoenix() throws {
         var state = PhoenixSessionState()
         state.nextRef = 41
-        let first = state.remember("m1", on: "realtime:room")
+        let first = state.remember("m1", on: "realtime:room", at: 1_700)
         #expect(first)
         state.noteClientBroadcast(on: "realtime:chat")
         let stored = WireSessionState(state)
         let back = try #require(try stored.decoded(as: PhoenixSessionState.self))
         #expect(back == state)
         #expect(back.lastDelivered(on: "realtime:room") == "m1" && back.sawClientBroadcast(on: "realtime:chat"))
+        #expect(back.deliveredAt("m1", on: "realtime:room") == 1_700, "with the position it was delivered at")
         var copy = back
-        let again = copy.remember("m1", on: "realtime:room")
+        let again = copy.remember("m1", on: "realtime:room", at: 1_800)
         #expect(!again, "an id seen before the round trip is still seen")
     }
 

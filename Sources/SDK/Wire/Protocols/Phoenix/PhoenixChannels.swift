@@ -59,9 +59,12 @@ package struct PhoenixChannels: WireProtocolDescription {
     }
 
     package var capabilities: WireCapabilities {
-        WireCapabilities(
+        var capabilities = WireCapabilities(
             publishAcknowledgement: .optional, resumesSubscriptions: supabase != nil, liveness: .clientPing, canProbe: true, tracksPresence: supabase != nil
         )
+        // The ids of what was delivered, with their positions: what a relaunch's replay is judged by.
+        capabilities.sessionStateTracksDeliveries = supabase != nil
+        return capabilities
     }
 
     package var subprotocols: [String] { [] }

@@ -153,8 +153,15 @@ extension PhoenixChannels.Machine {
                     let id = payload["meta"]?["id"]?.stringValue
                     if replayed { noteReplayed(id: id, on: wire) }
                     if id == nil, !replayed { session.noteClientBroadcast(on: wire) }
-                    if let id, !session.remember(id, on: wire) { return [] }
-                    position = .timestamp(milliseconds: configuration.supabase!.now())
+                    let now = configuration.supabase!.now()
+                    if let id, !session.remember(id, on: wire, at: now) {
+                        // Delivered before: dropped — unless it was delivered after where the
+                        // core resumed (a relaunch: the app had not finished it), then again,
+                        // flagged, at its position.
+                        guard replayed, let at = session.deliveredAt(id, on: wire), let from = joined.resumedFrom, at > from else { return [] }
+                        return deliver(["event": .string(message.event), "payload": payload], position: .timestamp(milliseconds: at), on: wire, again: true)
+                    }
+                    position = .timestamp(milliseconds: now)
                 default:
                     break
                 }
@@ -203,9 +210,9 @@ extension PhoenixChannels.Machine {
     }
 
     /// Delivers to the topic's subscription; before its first join's reply, holds it for then.
-    private mutating func deliver(_ data: JSONValue, position: StreamPosition?, on wire: String) -> [WireAction] {
+    private mutating func deliver(_ data: JSONValue, position: StreamPosition?, on wire: String, again: Bool = false) -> [WireAction] {
         guard let joined = topics[wire] else { return [] }
-        let action = WireAction.delivery(joined.subscription, data, position: position)
+        let action = again ? WireAction.redelivery(joined.subscription, data, position: position) : .delivery(joined.subscription, data, position: position)
         if case .joining = joined.phase {
             topics[wire]?.held.append(action)
             return []

@@ -53,6 +53,10 @@ extension PhoenixChannels {
             var surfacedErrors: Set<String> = []
             /// How many times the server closed the channel for its message rate.
             var rateLimited = 0
+            /// Where the core asked the join to resume from (Supabase: a timestamp): a replayed
+            /// broadcast delivered before, at a later position, comes again flagged — the app
+            /// had not finished it when it was killed.
+            var resumedFrom: Int64?
         }
 
         /// Supabase replays the *last* `limit` stored broadcasts since the time asked, oldest
@@ -164,6 +168,7 @@ extension PhoenixChannels {
             let replay = resume.flatMap { replayRequest(topic, resume: $0) }
             let joinRef = makeRef()
             var joined = Joined(subscription: subscription, topic: topic, joinRef: joinRef, phase: .joining(resumed: resume != nil, replay: replay != nil))
+            joined.resumedFrom = resume?.milliseconds
             if replay != nil, let limit = SupabaseChannel.replayLimit(topic) {
                 joined.replay = ReplayWatch(limit: limit, lastDelivered: session.lastDelivered(on: wire))
             }

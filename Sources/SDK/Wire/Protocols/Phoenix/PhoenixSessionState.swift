@@ -1,10 +1,11 @@
 /// What a Phoenix session keeps across its sockets: the ref counter (a rejoin after a drop gets a
 /// new `join_ref`), and on Supabase the ids of the broadcasts delivered on each replayable topic,
-/// so that a replay after a reconnect, which reaches back past the last one delivered, repeats
-/// none of them, and the topics on which a client's broadcast (never stored, never replayed)
-/// was seen.
+/// with the position each was delivered at, so that a replay after a reconnect, which reaches
+/// back past the last one delivered, repeats none of them — and after a relaunch brings again,
+/// flagged, those delivered after where the app had finished — and the topics on which a
+/// client's broadcast (never stored, never replayed) was seen.
 package struct PhoenixSessionState: Hashable, Sendable, WireSessionStateValue {
-    package static let kind = "phoenix-session/1"
+    package static let kind = "phoenix-session/2"
 
     /// The last ref made.
     package var nextRef: UInt64 = 0
@@ -38,20 +39,26 @@ package struct PhoenixSessionState: Hashable, Sendable, WireSessionStateValue {
         clientBroadcasts.contains(topic)
     }
 
-    /// Remembers `id` as delivered on `topic`; false when it already was.
-    package mutating func remember(_ id: String, on topic: String) -> Bool {
-        seen[topic, default: RecentIDs()].insert(id, keeping: Self.remembered)
+    /// Remembers `id` as delivered on `topic` at position `milliseconds`; false when it already was.
+    package mutating func remember(_ id: String, on topic: String, at milliseconds: Int64) -> Bool {
+        seen[topic, default: RecentIDs()].insert(id, at: milliseconds, keeping: Self.remembered)
     }
 
-    /// The last ids, oldest first, with a set to look them up.
+    /// The position `id` was delivered at on `topic`, if it was.
+    package func deliveredAt(_ id: String, on topic: String) -> Int64? {
+        seen[topic]?.members[id]
+    }
+
+    /// The last ids, oldest first, with the position each was delivered at.
     private struct RecentIDs: Hashable, Sendable, Codable {
         var order: [String] = []
-        var members: Set<String> = []
+        var members: [String: Int64] = [:]
 
-        mutating func insert(_ id: String, keeping limit: Int) -> Bool {
-            guard members.insert(id).inserted else { return false }
+        mutating func insert(_ id: String, at milliseconds: Int64, keeping limit: Int) -> Bool {
+            guard members[id] == nil else { return false }
+            members[id] = milliseconds
             order.append(id)
-            if order.count > limit { members.remove(order.removeFirst()) }
+            if order.count > limit { members[order.removeFirst()] = nil }
             return true
         }
     }

@@ -16,7 +16,7 @@ extension SupabaseMachineTests {
     /// delivered (oldest first) on the earlier sockets; the join's reply has come.
     static func rejoined(_ topic: Topic, after delivered: [String], clientBroadcast: Bool = false) -> PhoenixChannels.Machine {
         var state = PhoenixSessionState()
-        for id in delivered { _ = state.remember(id, on: "realtime:room1") }
+        for id in delivered { _ = state.remember(id, on: "realtime:room1", at: 0) }
         if clientBroadcast { state.noteClientBroadcast(on: "realtime:room1") }
         var machine = Self.machine(continuing: state)
         expectKinds(machine.perform(.subscribe(1, topic, resume: .timestamp(milliseconds: 1_800_000_000_000))), [.send])
@@ -44,6 +44,28 @@ extension SupabaseMachineTests {
             }
         }
         return (outcome, events)
+    }
+
+    @Test("after a relaunch: a replayed broadcast delivered before where the core resumed is dropped (finished); one delivered after it comes again flagged, at its position; a new one as new")
+    func relaunchRedeliversWhatWasNotFinished() {
+        var state = PhoenixSessionState()
+        _ = state.remember("finished", on: "realtime:room1", at: 1_000)
+        _ = state.remember("handed", on: "realtime:room1", at: 2_000)
+        var machine = Self.machine(continuing: state)
+        expectKinds(machine.perform(.subscribe(1, Self.config(), resume: .timestamp(milliseconds: 1_500))), [.send])
+        _ = machine.receive(.text(#"["1","1","realtime:room1","phx_reply",{"response":{"postgres_changes":[]},"status":"ok"}]"#))
+        for id in ["finished", "handed", "missed"] { #expect(machine.receive(Self.replayed(id)).isEmpty, "held until the replay is over") }
+        let end = machine.receive(Self.presenceState)
+        let messages = end.compactMap { action -> (String, Bool, StreamPosition?)? in
+            switch action {
+            case .delivery(_, let data, let position): (data["payload"]?["meta"]?["id"]?.stringValue ?? "?", false, position)
+            case .redelivery(_, let data, let position): (data["payload"]?["meta"]?["id"]?.stringValue ?? "?", true, position)
+            default: nil
+            }
+        }
+        #expect(messages.map(\.0) == ["handed", "missed", "?"], "the finished one dropped; then presence")
+        #expect(messages.first?.1 == true && messages.first?.2 == .timestamp(milliseconds: 2_000), "again, flagged, where it was")
+        #expect(messages.dropFirst().first?.1 == false)
     }
 
     @Test("the replay reached back when the last broadcast delivered is among what it brought, wherever it stands (issue 34 §3: the first replayed was never received live; 8 of 25, no replay_gap)")

@@ -134,15 +134,15 @@ struct SupabaseMachineTests {
     @Test("the replay's ids are bounded: the oldest are forgotten past the limit")
     func idsBounded() {
         var state = PhoenixSessionState()
-        let first = (0..<PhoenixSessionState.remembered).map { state.remember("id\($0)", on: "t") }
+        let first = (0..<PhoenixSessionState.remembered).map { state.remember("id\($0)", on: "t", at: 0) }
         #expect(first.allSatisfy { $0 })
-        let again = state.remember("id0", on: "t")
+        let again = state.remember("id0", on: "t", at: 0)
         #expect(!again)
-        let new = state.remember("new", on: "t")
+        let new = state.remember("new", on: "t", at: 0)
         #expect(new)
-        let forgotten = state.remember("id0", on: "t")
+        let forgotten = state.remember("id0", on: "t", at: 0)
         #expect(forgotten, "forgotten once more than the limit came after it")
-        let elsewhere = state.remember("id0", on: "other")
+        let elsewhere = state.remember("id0", on: "other", at: 0)
         #expect(elsewhere, "per topic")
     }
 }
