@@ -48,6 +48,8 @@ final class KillObserver: Sendable {
                         guard let data = target.text(message.data) else { continue }
                         applied.withLock { $0[channel, default: []].append(data) }
                     }
+                } catch let error as SessionError where error.code == .sessionEnded {
+                    // The schedule is over.
                 } catch {
                     say("chaos: the observer's subscription of \(channel) ended: \(error)")
                 }

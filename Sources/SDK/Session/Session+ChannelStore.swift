@@ -8,7 +8,10 @@ extension Session {
             return
         }
         var changes: [StoreRecord] = []
-        if link.folded.positions[channel] != .some(state.position) { changes.append(.position(channel: channel, position: state.position)) }
+        // How far any launch was handed: while a relaunch brings again what the killed one was
+        // handed, that stays the mark (a second kill meanwhile must flag them still).
+        let handed = state.redeliverUntil ?? state.position
+        if link.folded.positions[channel] != .some(handed) { changes.append(.position(channel: channel, position: handed)) }
         if let finished = state.finished, link.folded.finished[channel] != finished {
             changes.append(.finished(channel: channel, position: finished, at: Self.wallClockMilliseconds()))
         }

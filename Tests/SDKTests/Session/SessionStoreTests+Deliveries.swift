@@ -113,3 +113,52 @@ extension SessionStoreTests {
         }
     }
 }
+
+/// A store that keeps every record appended to it, decoded.
+private final class RecordingStore: SessionStore {
+    let kept: InMemorySessionStore
+    let appended = Locked([StoreRecord]())
+
+    init(_ kept: InMemorySessionStore) { self.kept = kept }
+
+    func load() throws(SessionStoreError) -> StoredRecords { try kept.load() }
+    func append(_ records: [Data]) throws(SessionStoreError) {
+        appended.withLock { $0 += records.compactMap(StoreRecord.decoded) }
+        try kept.append(records)
+    }
+    func replace(with records: [Data]) throws(SessionStoreError) { try kept.replace(with: records) }
+    func close() { kept.close() }
+}
+
+extension SessionStoreTests {
+    @Test("killed again while the relaunch brings back what the first launch was handed: the mark of how far the app was handed never goes back, so the third launch still flags them")
+    func handedMarkNeverGoesBack() async throws {
+        let server = TestServer()
+        let store = InMemorySessionStore()
+        let first = try launch(server, store)
+        try await withRunningSession(first) { status in
+            try await status.waitFor(.connected)
+            let room = try await first.subscribe(to: "room")
+            _ = try server.publish("finished", to: "room")
+            _ = try server.publish("handed", to: "room")
+            var messages = room.makeAsyncIterator()
+            #expect(try await messages.next()?.data == "finished")
+            #expect(try await messages.next()?.data == "handed")
+            await clock.settle()
+            store.kill()
+        }
+        let recording = RecordingStore(store.relaunched())
+        let second = Session(settings: try .testing { $0.store(recording) }, transport: server.transport(), clock: clock)
+        try await withRunningSession(second) { status in
+            let room = try await second.subscribe(to: "room")
+            try await status.waitFor(.connected)
+            let messages = PatientReader(messagesOf: room)
+            #expect(await messages.next()?.isRedelivery == true)
+            await clock.settle()
+        }
+        let marks = recording.appended.withLock { $0 }.compactMap { record -> UInt64? in
+            if case .position("room", let position) = record { position?.sequence } else { nil }
+        }
+        #expect(marks.allSatisfy { $0 >= 2 }, "never below the second message, handed to the first launch: \(marks)")
+    }
+}
