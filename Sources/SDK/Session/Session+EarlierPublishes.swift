@@ -55,14 +55,16 @@ extension Session {
         case .mayHaveBeenApplied, .failed: break
         case .waiting, .acknowledged: throw SessionError(.invalidArgument, "publish \(id) is \(publish.state): there is nothing to retry")
         }
-        guard outbox.count < settings.outboxLimit else {
-            throw SessionError(.outboxFull, "\(outbox.count) publishes already wait for a connection")
-        }
+        let json = JSONWriter.text(publish.data)
+        try checkOutboxRoom(for: json.utf8.count)
         earlier[index].value.state = .waiting
         // Made again now: its time in the outbox starts over.
-        let record = StoredPublishRecord(key: id, channel: publish.channel, json: JSONWriter.text(publish.data), createdAt: Self.wallClockMilliseconds())
+        let record = StoredPublishRecord(key: id, channel: publish.channel, json: json, createdAt: Self.wallClockMilliseconds())
         let batch = self.record([.publishDismissed(key: id), .publish(record)])
-        var entry = OutboxEntry(key: makeSerial(), channel: publish.channel, data: publish.data, publishKey: id, deadline: clock.deadline(after: settings.outboxTimeout), waiter: nil)
+        var entry = OutboxEntry(
+            key: makeSerial(), channel: publish.channel, data: publish.data, bytes: json.utf8.count, publishKey: id,
+            deadline: clock.deadline(after: settings.outboxTimeout), waiter: nil
+        )
         entry.recordedIn = batch
         outbox.append(entry)
         if outbox.count == 1 { armOutboxDeadline() }
@@ -94,7 +96,7 @@ extension Session {
                 // Its time in the outbox runs in wall-clock time, across launches.
                 let age = Duration.milliseconds(max(0, now - stored.createdAt))
                 var entry = OutboxEntry(
-                    key: makeSerial(), channel: stored.channel, data: data, publishKey: stored.key,
+                    key: makeSerial(), channel: stored.channel, data: data, bytes: stored.json.utf8.count, publishKey: stored.key,
                     deadline: clock.deadline(after: settings.outboxTimeout - age), waiter: nil
                 )
                 entry.wasSent = publish.wasSent

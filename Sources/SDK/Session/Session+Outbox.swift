@@ -6,6 +6,8 @@ extension Session {
         let key: UInt64
         let channel: String
         let data: JSONValue
+        /// The size of `data` as JSON text (what ``AppSettings/outboxByteLimit`` counts).
+        let bytes: Int
         /// The idempotency key on the wire: the same for every send of this publish, so the
         /// server applies it at most once.
         let publishKey: String
@@ -60,14 +62,13 @@ extension Session {
         if let problem = settings.wireProtocol.encodingProblem(publishing: data, to: channel, key: publishKey) {
             throw SessionError(.encodingFailed, problem)
         }
+        let json = JSONWriter.text(data)
         let sendsNow: Bool
         if acceptsRequests, outbox.isEmpty || Self.recoveryStepOwner == ObjectIdentifier(self) {
             sendsNow = true
         } else {
             sendsNow = false
-            guard outbox.count < settings.outboxLimit else {
-                throw SessionError(.outboxFull, "\(outbox.count) publishes already wait for a connection (status: \(status))")
-            }
+            try checkOutboxRoom(for: json.utf8.count)
         }
         let key = makeSerial()
         let receipt = try await withTaskCancellationHandler {
@@ -77,13 +78,13 @@ extension Session {
                     return
                 }
                 var entry = OutboxEntry(
-                    key: key, channel: channel, data: data, publishKey: publishKey,
+                    key: key, channel: channel, data: data, bytes: json.utf8.count, publishKey: publishKey,
                     deadline: clock.deadline(after: settings.outboxTimeout), waiter: waiter
                 )
                 // Written ahead: it goes on the wire once the store holds it. A recovery step's own
                 // publishes go at once (the outbox waits for the step).
                 entry.recordedIn = record([.publish(StoredPublishRecord(
-                    key: publishKey, channel: channel, json: JSONWriter.text(data), createdAt: Self.wallClockMilliseconds()
+                    key: publishKey, channel: channel, json: json, createdAt: Self.wallClockMilliseconds()
                 ))])
                 let isStepPublish = Self.recoveryStepOwner == ObjectIdentifier(self)
                 if sendsNow, acceptsRequests, isStepPublish || isRecorded(entry) {
@@ -201,6 +202,18 @@ extension Session {
         let entry = outbox.remove(at: index)
         endPublish(entry, .failure(CancellationError()))
         if index == 0 { armOutboxDeadline() }
+    }
+
+    /// Throws `outboxFull` when one more publish of `bytes` (its data as JSON text) would pass
+    /// ``AppSettings/outboxLimit`` or ``AppSettings/outboxByteLimit``.
+    func checkOutboxRoom(for bytes: Int) throws {
+        guard outbox.count < settings.outboxLimit else {
+            throw SessionError(.outboxFull, "\(outbox.count) publishes already wait for a connection (status: \(status))")
+        }
+        let waiting = outbox.reduce(0) { $0 + $1.bytes }
+        guard waiting + bytes <= settings.outboxByteLimit else {
+            throw SessionError(.outboxFull, "the outbox holds \(waiting) bytes; this publish's \(bytes) would pass outboxByteLimit (\(settings.outboxByteLimit))")
+        }
     }
 
     func failOutbox(_ error: SessionError) {

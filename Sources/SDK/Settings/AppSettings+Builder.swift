@@ -16,6 +16,7 @@ extension AppSettings {
         private var requestTimeout: Duration = .seconds(10)
         private var allowInsecure = false
         private var outboxLimit = 100
+        private var outboxByteLimit = 4 << 20
         private var outboxTimeout: Duration = .seconds(30)
         /// Where the session keeps what outlives the process (``store(_:)``): none by default.
         var store: (any SessionStore)?
@@ -107,6 +108,15 @@ extension AppSettings {
         public func outboxLimit(_ limit: Int) -> Builder {
             var copy = self
             copy.outboxLimit = limit
+            return copy
+        }
+
+        /// How many bytes of data (as JSON text) the publishes waiting in the outbox may hold
+        /// together (default 4 MiB; 0 to 1 GiB): past it, a publish without a connection throws
+        /// `outboxFull` — with a store, this bounds what the store keeps for them too.
+        public func outboxByteLimit(_ bytes: Int) -> Builder {
+            var copy = self
+            copy.outboxByteLimit = bytes
             return copy
         }
 
@@ -246,6 +256,9 @@ extension AppSettings {
             }
             if let problem = backoff.problem { throw SettingsError(.invalidBackoff, problem) }
             guard (0...100_000).contains(outboxLimit) else { throw SettingsError(.invalidLimit, "outboxLimit must be 0 to 100000 (got \(outboxLimit))") }
+            guard (0...(1 << 30)).contains(outboxByteLimit) else {
+                throw SettingsError(.invalidLimit, "outboxByteLimit must be 0 to 1073741824 bytes (got \(outboxByteLimit))")
+            }
             guard (1...1_000_000).contains(subscriberBufferLimit) else {
                 throw SettingsError(.invalidLimit, "subscriberBufferLimit must be 1 to 1000000 messages (got \(subscriberBufferLimit))")
             }
@@ -264,6 +277,7 @@ extension AppSettings {
                 connectTimeout: connectTimeout,
                 requestTimeout: requestTimeout,
                 outboxLimit: outboxLimit,
+                outboxByteLimit: outboxByteLimit,
                 outboxTimeout: outboxTimeout,
                 replayMode: replayMode,
                 replayAttempts: replayAttempts,

@@ -52,6 +52,8 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public let requestTimeout: Duration
     /// How many publishes may wait in the outbox while disconnected.
     public let outboxLimit: Int
+    /// How many bytes of data (as JSON text) the publishes waiting in the outbox may hold together.
+    public let outboxByteLimit: Int
     /// How long a publish may wait in the outbox before it fails with `timedOut`.
     public let outboxTimeout: Duration
     /// How a replay runs its steps.
