@@ -189,7 +189,11 @@ extension Session {
         let waiters = state.waiters
         state.waiters = []
         channels[channel] = state
-        for waiter in waiters { waiter.continuation.resume() }
+        // With a store, `subscribe` returns once it holds where the subscription began: a kill
+        // right after must not leave a relaunch subscribing from a later "now".
+        storeChannel(channel)
+        let covering = storeLink.map { $0.covering } ?? 0
+        for waiter in waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
         recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)
         return true
     }

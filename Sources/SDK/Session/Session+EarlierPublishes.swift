@@ -136,14 +136,16 @@ extension Session {
         tellOnceStored(batch, .earlier(earlier[index].value))
     }
 
-    /// A publish's outcome, told once the store holds it (``StoreLink/heldOutcomes``).
+    /// An answer the app is given once the store holds what it depends on
+    /// (``StoreLink/heldOutcomes``): a publish's outcome, or that a subscription is made.
     enum HeldOutcome {
         case caller(CheckedContinuation<PublishReceipt, any Error>, Result<PublishReceipt, any Error>)
         case earlier(EarlierPublish)
+        case subscribed(CheckedContinuation<Void, any Error>)
     }
 
     /// Tells `outcome` now if batch `batch` is written, or once it is.
-    private func tellOnceStored(_ batch: UInt64, _ outcome: HeldOutcome) {
+    func tellOnceStored(_ batch: UInt64, _ outcome: HeldOutcome) {
         if let link = storeLink, batch > link.finished {
             storeLink?.heldOutcomes.append((batch, outcome))
         } else {
@@ -165,6 +167,7 @@ extension Session {
         switch outcome {
         case .caller(let waiter, let result): waiter.resume(with: result)
         case .earlier(let publish): earlierOutcomeBroadcaster.set(publish, onlyIfChanged: false)
+        case .subscribed(let waiter): waiter.resume()
         }
     }
 

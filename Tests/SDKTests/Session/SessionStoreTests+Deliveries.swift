@@ -162,3 +162,44 @@ extension SessionStoreTests {
         #expect(marks.allSatisfy { $0 >= 2 }, "never below the second message, handed to the first launch: \(marks)")
     }
 }
+
+/// A store that logs each append as it returns, beside what the test logs: which came first.
+private final class OrderLog: SessionStore {
+    let kept = InMemorySessionStore()
+    let log = Locked([String]())
+
+    func load() throws(SessionStoreError) -> StoredRecords { try kept.load() }
+    func append(_ records: [Data]) throws(SessionStoreError) {
+        try kept.append(records)
+        let channels = records.compactMap(StoreRecord.decoded).compactMap { record -> String? in
+            if case .finished(let channel, _, _) = record { channel } else { nil }
+        }
+        log.withLock { $0 += channels.map { "stored \($0)" } }
+    }
+    func replace(with records: [Data]) throws(SessionStoreError) { try kept.replace(with: records) }
+    func close() { kept.close() }
+}
+
+extension SessionStoreTests {
+    @Test("subscribe returns once the store holds where the subscription began: a kill right after cannot leave the relaunch subscribing from a later now")
+    func subscribeWaitsForTheStore() async throws {
+        let server = TestServer()
+        let store = OrderLog()
+        let session = Session(settings: try .testing { $0.store(store) }, transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            var held: [Subscription] = []
+            for index in 1...40 {
+                _ = try server.publish("before", to: "room\(index)")
+                held.append(try await session.subscribe(to: "room\(index)"))
+                store.log.withLock { $0.append("told room\(index)") }
+            }
+            _ = held
+        }
+        let log = store.log.withLock { $0 }
+        for index in 1...40 {
+            let stored = log.firstIndex(of: "stored room\(index)"), told = log.firstIndex(of: "told room\(index)")
+            #expect(stored != nil && told != nil && stored! < told!, "room\(index): told at \(String(describing: told)), stored at \(String(describing: stored))")
+        }
+    }
+}
