@@ -17,13 +17,15 @@ extension SessionRecoveryTests {
                 try await session.waitForOutboxCount(1)
                 group.addTask { try await session.publish(ten, to: "room").sequence ?? 0 }
                 try await session.waitForOutboxCount(2)
-                let full = await #expect(throws: SessionError.self) { try await session.publish(ten, to: "room") }
-                #expect(full?.code == .outboxFull && full?.message.contains("24 bytes") == true, "\(String(describing: full))")
+                let third = Task { try await session.publish(ten, to: "room") }
+                await clock.settle()
                 #expect(session.outboxCount == 2, "nothing of the refused one queued")
                 await lifecycle.foreground()
                 var sequences: [UInt64] = []
                 for try await sequence in group { sequences.append(sequence) }
                 #expect(sequences.sorted() == [1, 2])
+                let full = await #expect(throws: SessionError.self) { try await third.value }
+                #expect(full?.code == .outboxFull && full?.message.contains("24 bytes") == true, "\(String(describing: full))")
             }
             await lifecycle.background()
             _ = Task { try await session.publish(ten, to: "room") }
