@@ -34,7 +34,7 @@ extension Session {
             guard let position = outbox.firstIndex(where: { $0.publishKey == id && !$0.wasSent }) else {
                 throw SessionError(.invalidArgument, "publish \(id) is on the wire: it cannot be withdrawn")
             }
-            outbox.remove(at: position)
+            outboxBytes -= outbox.remove(at: position).bytes
             if position == 0 { armOutboxDeadline() }
         }
         earlier.remove(at: index)
@@ -67,6 +67,7 @@ extension Session {
         )
         entry.recordedIn = batch
         outbox.append(entry)
+        outboxBytes += entry.bytes
         if outbox.count == 1 { armOutboxDeadline() }
         flushOutboxIfReady()
     }
@@ -101,6 +102,7 @@ extension Session {
                 )
                 entry.wasSent = publish.wasSent
                 outbox.append(entry)
+                outboxBytes += entry.bytes
             }
             earlier.append((stored.key, EarlierPublish(id: stored.key, channel: stored.channel, data: data, createdAt: createdAt, state: state)))
         }

@@ -91,6 +91,7 @@ extension Session {
                     sendPublish(entry)
                 } else {
                     outbox.append(entry)
+                    outboxBytes += entry.bytes
                     if outbox.count == 1 { armOutboxDeadline() }
                     flushOutboxIfReady()
                 }
@@ -128,6 +129,7 @@ extension Session {
     func requeue(_ entries: [OutboxEntry]) {
         guard !entries.isEmpty else { return }
         outbox.insert(contentsOf: entries.sorted { $0.key < $1.key }, at: 0)
+        outboxBytes += entries.reduce(0) { $0 + $1.bytes }
         armOutboxDeadline()
     }
 
@@ -146,6 +148,7 @@ extension Session {
         guard ready > 0 else { return }
         let entries = outbox.prefix(ready)
         outbox.removeFirst(ready)
+        outboxBytes -= entries.reduce(0) { $0 + $1.bytes }
         if outbox.isEmpty { cancelTimer(.outboxDeadline) } else { armOutboxDeadline() }
         for entry in entries {
             let id = sendPublish(entry)
@@ -185,6 +188,7 @@ extension Session {
     func expireOutbox() {
         while let first = outbox.first, clock.remaining(until: first.deadline) <= .zero {
             outbox.removeFirst()
+            outboxBytes -= first.bytes
             if first.wasSent {
                 endPublish(first, .failure(SessionError(
                     .connectionLost, "the publish was sent, its acknowledgement was lost with the connection, and no connection came within \(settings.outboxTimeout) to re-send it: it may have been applied"
@@ -200,6 +204,7 @@ extension Session {
     func withdrawFromOutbox(_ key: UInt64) {
         guard let index = outbox.firstIndex(where: { $0.key == key && !$0.wasSent }) else { return }
         let entry = outbox.remove(at: index)
+        outboxBytes -= entry.bytes
         endPublish(entry, .failure(CancellationError()))
         if index == 0 { armOutboxDeadline() }
     }
@@ -210,15 +215,15 @@ extension Session {
         guard outbox.count < settings.outboxLimit else {
             throw SessionError(.outboxFull, "\(outbox.count) publishes already wait for a connection (status: \(status))")
         }
-        let waiting = outbox.reduce(0) { $0 + $1.bytes }
-        guard waiting + bytes <= settings.outboxByteLimit else {
-            throw SessionError(.outboxFull, "the outbox holds \(waiting) bytes; this publish's \(bytes) would pass outboxByteLimit (\(settings.outboxByteLimit))")
+        guard outboxBytes + bytes <= settings.outboxByteLimit else {
+            throw SessionError(.outboxFull, "the outbox holds \(outboxBytes) bytes; this publish's \(bytes) would pass outboxByteLimit (\(settings.outboxByteLimit))")
         }
     }
 
     func failOutbox(_ error: SessionError) {
         let entries = outbox
         outbox = []
+        outboxBytes = 0
         cancelTimer(.outboxDeadline)
         for entry in entries { endPublish(entry, .failure(error)) }
     }

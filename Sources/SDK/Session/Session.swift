@@ -63,6 +63,9 @@ public actor Session {
     var outbox: [OutboxEntry] = [] {
         didSet { outboxBroadcaster.set(outbox.count) }
     }
+    /// The bytes of the outbox's entries together (kept with every change of `outbox`: summing
+    /// them per publish made a burst of offline publishes quadratic).
+    var outboxBytes = 0
     var refresh: Refresh?
     /// The store, once opened (``openStore()``): what is written, and how far.
     var storeLink: StoreLink?
