@@ -94,6 +94,9 @@ struct PeerChaosRunner {
             .stableConnectionAfter(.milliseconds(100))
             .heartbeat(interval: .milliseconds(300), timeout: .milliseconds(300))
             .foregroundProbeTimeout(.milliseconds(300))
+            .logger(ProcessInfo.processInfo.environment["CHAOS_LOG"] == nil ? .silent : SessionLogger(minimumLevel: .debug) { record in
+                FileHandle.standardError.write(Data("\(Date().timeIntervalSince1970) \(record)\n".utf8))
+            })
             .build()
         let backgroundTime = TestBackgroundTime()
         let session = Session(settings: settings, transport: transport, lifecycle: lifecycle, backgroundTime: backgroundTime)

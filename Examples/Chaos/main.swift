@@ -8,7 +8,8 @@ import ReferenceServer
 // default), or with `--protocol` on a real third-party server (strawberry-graphql,
 // python-socketio, mosquitto) with process-level faults (SIGKILL, SIGSTOP/SIGCONT, restart). A violation
 // prints its seed and the shortest failing schedule found. Last line:
-// `chaos: schedules=N violations=V seed=S`.
+// `chaos: schedules=N violations=V seed=S`. With `CHAOS_LOG=1` in the environment, `--protocol`
+// runs print the session's log (debug and up, timestamped) on standard error.
 
 func option(_ name: String, default value: UInt64) -> UInt64 {
     let arguments = Array(CommandLine.arguments.dropFirst())

@@ -239,7 +239,12 @@ extension Session {
         let clock = clock
         let (expired, change) = connection.subscribeDeadlines.expire { clock.remaining(until: $0) }
         apply(change, to: .subscribes)
-        for entry in expired { _ = subscribeRejected(entry.id, SessionError(.timedOut, "no reply within \(entry.timeout)")) }
+        for entry in expired {
+            // Given up on, it is ended on the server too: made after all, it would deliver to no
+            // one (and on MQTT hold back the acknowledgement of everything after it).
+            perform(.unsubscribe(entry.id))
+            _ = subscribeRejected(entry.id, SessionError(.timedOut, "no reply within \(entry.timeout)"))
+        }
     }
 
     /// The connection was lost while `subscribe(to:)` calls waited: they throw, and hold nothing.

@@ -79,4 +79,38 @@ struct SessionMQTTTests {
             #expect(report.outboxFlushed == 1)
         }
     }
+
+    @Test("a subscribe given up on (no SUBACK in time) is ended on the broker: UNSUBSCRIBE follows, the late SUBACK makes nothing, and what the broker sent on it meanwhile is acknowledged rather than holding back every later PUBACK")
+    func subscribeGivenUpOn() async throws {
+        let transport = ScriptedTransport(subprotocol: "mqtt")
+        let session = Session(settings: try .testing { $0.serverProtocol(.mqtt(clientID: "phone")).requestTimeout(.seconds(5)) }, transport: transport, clock: clock)
+        var broker = Broker(log: ScriptedLog(transport))
+        try await withRunningSession(session) { status in
+            #expect(await broker.next()?.type == 1, "CONNECT")
+            Self.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            let subscribing = Task { try await session.subscribe(to: "chat/1") }
+            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
+            await clock.advance(by: .seconds(5))
+            await #expect(throws: SessionError.self) { _ = try await subscribing.value }
+            // A ping after it: the packet before its PINGREQ is what the timeout sent, if anything.
+            let pinging = Task { try await session.ping() }
+            try #require(await broker.next() == .unsubscribe(2, ["chat/1"]), "the subscription given up on is ended on the broker")
+            #expect(await broker.next() == .pingreq)
+            Self.push(transport, .pingresp)
+            try await pinging.value
+
+            // The broker made it after all, and delivered on it before the UNSUBSCRIBE reached it.
+            Self.push(transport, .suback(1, codes: [1]), .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, packetID: 40)))
+            await clock.settle()
+            let again = Task { try await session.subscribe(to: "chat/2") }
+            try #require(await broker.next() == .puback(40, code: 0), "no subscription is left to finish it: acknowledged at once")
+            #expect(await broker.next() == .subscribe(3, [("chat/2", .atLeastOnce)]), "and the late SUBACK made nothing to answer")
+            Self.push(transport, .unsuback(2, codes: [0]), .suback(3, codes: [1]))
+            var messages = try await again.value.makeAsyncIterator()
+            Self.push(transport, .publish(MQTTPublish(topic: "chat/2", payload: Array("2".utf8), qos: .atLeastOnce, packetID: 41)))
+            #expect(try await messages.next() == ChannelMessage(channel: "chat/2", sequence: 1, data: ["topic": "chat/2", "payload": 2]))
+            #expect(await broker.next() == .puback(41, code: 0))
+        }
+    }
 }

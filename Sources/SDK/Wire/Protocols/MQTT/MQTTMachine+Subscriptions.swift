@@ -33,9 +33,12 @@ extension MQTT.Machine {
         guard let subscription = subscriptions.removeValue(forKey: id) else { return [] }
         subscriptionOrder.removeAll { $0 == id }
         if case .pending(let packetID) = subscription.stage { pendingSubscribes[packetID] = nil }
-        state.brokerFilters[subscription.filter] = nil
         finishedThrough[id] = nil
         var actions = releaseHeld()
+        // The broker holds one subscription per filter: another of the session's on the same
+        // filter (a subscribe sent again after this one timed out) keeps it.
+        guard !subscriptions.values.contains(where: { $0.filter == subscription.filter }) else { return actions }
+        state.brokerFilters[subscription.filter] = nil
         guard let packetID = state.allocatePacketID(excluding: packetIDsInUse) else { return actions }
         pendingUnsubscribes[packetID] = subscription.filter
         actions.append(send(.unsubscribe(packetID, [subscription.filter])))
