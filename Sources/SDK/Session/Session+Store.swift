@@ -86,7 +86,7 @@ extension Session {
         guard var link = storeLink, !link.isWriting, !link.pending.isEmpty || link.needsReplace else { return }
         link.handed += 1
         let write: StoreWrite
-        if link.needsReplace || link.appendedSinceCompaction > max(1024, 4 * link.folded.records.count) {
+        if link.needsReplace || link.appendedSinceCompaction > max(1024, 4 * link.folded.recordCount) {
             // The whole state in a few records, in place of the history that led to it.
             write = .replace(link.folded.records.map { $0.encoded() })
             link.appendedSinceCompaction = 0
