@@ -63,7 +63,7 @@ extension Session {
         let batch = self.record([.publishDismissed(key: id), .publish(record)])
         var entry = OutboxEntry(
             key: makeSerial(), channel: publish.channel, data: publish.data, bytes: json.utf8.count, publishKey: id,
-            deadline: clock.deadline(after: settings.outboxTimeout), waiter: nil
+            deadline: clock.deadline(after: settings.outboxTimeout), createdAt: record.createdAt, waiter: nil
         )
         entry.recordedIn = batch
         outbox.append(entry)
@@ -98,7 +98,7 @@ extension Session {
                 let age = Duration.milliseconds(max(0, now - stored.createdAt))
                 var entry = OutboxEntry(
                     key: makeSerial(), channel: stored.channel, data: data, bytes: stored.json.utf8.count, publishKey: stored.key,
-                    deadline: clock.deadline(after: settings.outboxTimeout - age), waiter: nil
+                    deadline: clock.deadline(after: settings.outboxTimeout - age), createdAt: stored.createdAt, waiter: nil
                 )
                 entry.wasSent = publish.wasSent
                 outbox.append(entry)

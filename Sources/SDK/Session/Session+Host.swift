@@ -47,7 +47,10 @@ extension Session {
         ensureStarted()
         guard state != lifecycle else { return }
         let wasForeground = lifecycle.isForeground
-        if state.isForeground, !wasForeground { next.trigger = .foreground }
+        if state.isForeground, !wasForeground {
+            next.trigger = .foreground
+            retryStoreIfAwaited()
+        }
         perform(runtime.control.setLifecycle(state))
         if state.isForeground != wasForeground {
             armOutboxDeadline()

@@ -12,6 +12,8 @@ extension Session {
         /// server applies it at most once.
         let publishKey: String
         let deadline: SessionClock.Instant
+        /// When the app made it (wall clock, Unix milliseconds): what the store keeps.
+        let createdAt: Int64
         /// Who awaits it: `nil` for a publish of an earlier launch (its outcome goes to
         /// ``Session/earlierPublishOutcomes``).
         let waiter: CheckedContinuation<PublishReceipt, any Error>?
@@ -79,13 +81,11 @@ extension Session {
                 }
                 var entry = OutboxEntry(
                     key: key, channel: channel, data: data, bytes: json.utf8.count, publishKey: publishKey,
-                    deadline: clock.deadline(after: settings.outboxTimeout), waiter: waiter
+                    deadline: clock.deadline(after: settings.outboxTimeout), createdAt: Self.wallClockMilliseconds(), waiter: waiter
                 )
                 // Written ahead: it goes on the wire once the store holds it. A recovery step's own
                 // publishes go at once (the outbox waits for the step).
-                entry.recordedIn = record([.publish(StoredPublishRecord(
-                    key: publishKey, channel: channel, json: json, createdAt: Self.wallClockMilliseconds()
-                ))])
+                entry.recordedIn = record([.publish(StoredPublishRecord(key: publishKey, channel: channel, json: json, createdAt: entry.createdAt))])
                 let isStepPublish = Self.recoveryStepOwner == ObjectIdentifier(self)
                 if sendsNow, acceptsRequests, isStepPublish || isRecorded(entry) {
                     sendPublish(entry)

@@ -41,15 +41,24 @@ extension Session {
     func openStore() {
         guard let store = settings.store, !storeOpened else { return }
         storeOpened = true
+        adoptStore(store)
+    }
+
+    /// Reads the store and makes it the session's: what it kept comes back, and what this
+    /// launch did before it could be read (``storeAwaitsReadable``) is merged into it and
+    /// written whole. A store that cannot be read is never taken for an empty one, never written.
+    func adoptStore(_ store: any SessionStore) {
         let loaded: StoredRecords
         do {
             loaded = try store.load()
         } catch {
-            // Never taken for an empty store, never written: the session runs in memory.
+            storeAwaitsReadable = error.code == .notReadableYet
             settings.logger.log(.warning, "the store cannot be used; the session keeps everything in memory: \(error)")
             storeStatusBroadcaster.set(.inMemory(error))
             return
         }
+        let merging = storeAwaitsReadable
+        storeAwaitsReadable = false
         let records = loaded.records.compactMap(StoreRecord.decoded)
         var loss = loaded.loss
         if records.count < loaded.records.count {
@@ -60,14 +69,54 @@ extension Session {
             settings.logger.log(.warning, "the store lost data: \(loss)")
             storeLossBroadcaster.set(loss)
         }
-        let folded = StoredSession(records)
+        let kept = StoredSession(records)
+        var folded = kept
+        if merging {
+            // What this launch handed over in memory cannot come again: it counts as finished.
+            for (channel, state) in channels where state.position != nil { channels[channel]?.finished = state.position }
+            for record in recordsOfThisLaunch() { folded.apply(record) }
+        }
         let (writes, writer) = AsyncStream<StoreWrite>.makeStream()
         storeLink = StoreLink(store: store, writer: writer, folded: folded, appendedSinceCompaction: records.count)
         spawn(.storeWriter(store, writes))
         storeStatusBroadcaster.set(.durable)
-        wireSessionState = folded.wireState
-        storedPositions = Dictionary(uniqueKeysWithValues: folded.positions.map { ($0.key, ($0.value, folded.finished[$0.key], folded.finishedAt[$0.key])) })
-        restorePublishes(folded.publishes)
+        // The protocol's state of an earlier launch, unless this one has a socket's already.
+        if wireSessionState == nil, link.connection == nil { wireSessionState = kept.wireState }
+        // A channel this launch holds goes on from where it stands; the others resume from the
+        // store when the app subscribes to them again.
+        storedPositions = Dictionary(uniqueKeysWithValues: kept.positions.compactMap { channel, handed in
+            channels[channel] == nil ? (channel, (handed, kept.finished[channel], kept.finishedAt[channel])) : nil
+        })
+        restorePublishes(kept.publishes)
+        if merging {
+            settings.logger.log(.notice, "the store is readable now: \(kept.publishes.count) publishes and \(storedPositions.count) channels of earlier launches merged with this one's")
+            storeLink?.needsReplace = true
+            writeIfIdle()
+            flushOutboxIfReady()
+        }
+    }
+
+    /// What the store would hold had it been readable since launch: this launch's publishes, its
+    /// channels' positions, its protocol's state.
+    private func recordsOfThisLaunch() -> [StoreRecord] {
+        var records: [StoreRecord] = []
+        for entry in outbox {
+            records.append(.publish(StoredPublishRecord(key: entry.publishKey, channel: entry.channel, json: JSONWriter.text(entry.data), createdAt: entry.createdAt)))
+            if entry.wasSent { records.append(.publishSent(key: entry.publishKey)) }
+        }
+        for (channel, state) in channels.sorted(by: { $0.key < $1.key }) {
+            records.append(.position(channel: channel, position: state.position))
+            if let finished = state.finished { records.append(.finished(channel: channel, position: finished, at: Self.wallClockMilliseconds())) }
+        }
+        if let state = link.connection?.machine?.sessionState ?? wireSessionState { records.append(.wireState(state)) }
+        return records
+    }
+
+    /// The app came to the foreground: a store that could not be read yet (before the first
+    /// unlock) is read again, and merged.
+    func retryStoreIfAwaited() {
+        guard storeAwaitsReadable, let store = settings.store else { return }
+        adoptStore(store)
     }
 
     /// Records `records` in the store (nothing without one): the number of the batch they go in.

@@ -70,6 +70,9 @@ public actor Session {
     /// The store, once opened (``openStore()``): what is written, and how far.
     var storeLink: StoreLink?
     var storeOpened = false
+    /// The store could not be read yet (`notReadableYet`): it is read again when the app comes
+    /// to the foreground, and merged with what this launch did meanwhile.
+    var storeAwaitsReadable = false
     /// The positions an earlier launch kept, for the channels the app has not subscribed to again.
     var storedPositions: [String: (handed: StreamPosition?, finished: StreamPosition?, at: Int64?)] = [:]
     /// The publishes of earlier launches still kept, in the order they were made.

@@ -6,7 +6,9 @@ public enum SessionStoreStatus: Sendable, Hashable, CustomStringConvertible {
     case durable
     /// The store could not be read or written (for instance `notReadableYet` before an iPhone's
     /// first unlock, `diskFull`, `newerVersion`): the session keeps everything in memory and
-    /// goes on; a store it could not read is never written.
+    /// goes on; a store it could not read is never written. One that was `notReadableYet` is
+    /// read again each time the app comes to the foreground, merged with what this launch did,
+    /// and the status turns ``durable``.
     case inMemory(SessionStoreError)
 
     public var description: String {

@@ -65,17 +65,77 @@ extension SessionStoreTests {
         }
     }
 
-    @Test("a store that cannot be read yet (before the first unlock): the session runs in memory, says so, and writes nothing to it")
+    @Test("a store that cannot be read yet (before the first unlock): the session runs in memory, says so, writes nothing to it; once the app comes to the foreground and it reads, an earlier launch's outbox and positions are merged with this launch's, and written whole")
     func notReadableYet() async throws {
         let server = TestServer()
-        let store = InMemorySessionStore(records: [Data("kept".utf8)])
-        store.failReads(with: SessionStoreError(.notReadableYet, "before the first unlock"))
-        let session = try launch(server, store)
-        try await withRunningSession(session) { status in
+        let store = InMemorySessionStore()
+        // An earlier launch: it held "news" and left a publish in its outbox when it was killed.
+        let lifecycle = LifecycleDriver()
+        let first = try launch(server, store, lifecycle: lifecycle)
+        try await withRunningSession(first) { status in
             try await status.waitFor(.connected)
-            #expect(session.storeStatus == .inMemory(SessionStoreError(.notReadableYet, "before the first unlock")))
-            #expect(try await session.publish("x", to: "room").isAcknowledged)
-            #expect(store.records == [Data("kept".utf8)], "never overwritten")
+            var news = try await first.subscribe(to: "news").makeAsyncIterator()
+            _ = try server.publish("seen", to: "news")
+            #expect(try await news.next()?.data == "seen")
+            await lifecycle.background()
+            let sending = Task { try await first.publish("from the earlier launch", to: "room") }
+            try await first.waitForOutboxCount(1)
+            await clock.settle()
+            store.kill()
+            sending.cancel()
+        }
+        _ = try server.publish("missed", to: "news")
+
+        // Launched in the background before the first unlock: the store cannot be read.
+        let kept = store.records
+        let relaunched = store.relaunched()
+        relaunched.failReads(with: SessionStoreError(.notReadableYet, "before the first unlock"))
+        let secondLifecycle = LifecycleDriver(initialState: .background)
+        let second = try launch(server, relaunched, lifecycle: secondLifecycle)
+        try await withRunningSession(second) { status in
+            let outcomes = PatientReader(second.earlierPublishOutcomes)
+            await clock.settle()
+            #expect(second.storeStatus == .inMemory(SessionStoreError(.notReadableYet, "before the first unlock")))
+            // Still not readable when the app first comes to the foreground: it goes on in memory.
+            await secondLifecycle.foreground()
+            try await status.waitFor(.connected)
+            #expect(second.storeStatus == .inMemory(SessionStoreError(.notReadableYet, "before the first unlock")))
+            let room = PatientReader(messagesOf: try await second.subscribe(to: "room"))
+            #expect(try await second.publish("from this launch", to: "room").isAcknowledged)
+            #expect(await room.next()?.data == "from this launch")
+            #expect(await second.earlierPublishes.isEmpty, "nothing of the store is known yet")
+            #expect(relaunched.records == kept, "never written while it could not be read")
+
+            // The user unlocked: the next return to the foreground reads it and merges.
+            relaunched.failReads(with: nil)
+            await secondLifecycle.background()
+            await secondLifecycle.foreground()
+            try await status.waitFor(.connected)
+            #expect(second.storeStatus == .durable)
+            let outcome = try #require(await outcomes.next())
+            guard case .acknowledged = outcome.state else {
+                Issue.record("the earlier launch's publish is not acknowledged: \(outcome)")
+                return
+            }
+            #expect(outcome.data == "from the earlier launch")
+            #expect(await room.next()?.data == "from the earlier launch")
+            let news = PatientReader(messagesOf: try await second.subscribe(to: "news"))
+            let again = await news.next()
+            #expect(again?.data == "seen" && again?.isRedelivery == true, "resumed from where the earlier launch had finished: what it was handed comes again, flagged")
+            #expect(await news.next()?.data == "missed")
+            await clock.settle()
+            #expect(relaunched.writeCounts.replaces >= 1, "the merged state written whole")
+            relaunched.kill()
+        }
+
+        // And what was merged outlives this launch too.
+        _ = try server.publish("later", to: "room")
+        let third = try launch(server, store.relaunched())
+        try await withRunningSession(third) { status in
+            let room = PatientReader(messagesOf: try await third.subscribe(to: "room"))
+            try await status.waitFor(.connected)
+            #expect(await room.next()?.data == "later", "this launch's channel resumed after what it was handed")
+            #expect(await third.earlierPublishes.map(\.data) == ["from the earlier launch"], "listed until dismissed")
         }
     }
 
