@@ -90,19 +90,25 @@ extension SessionStoreTests {
         let kept = store.records
         let relaunched = store.relaunched()
         relaunched.failReads(with: SessionStoreError(.notReadableYet, "before the first unlock"))
+        // Manual mode: the socket stays open across the return to the foreground, so the merge
+        // alone (no resubscribe) must keep this launch's channels.
         let secondLifecycle = LifecycleDriver(initialState: .background)
-        let second = try launch(server, relaunched, lifecycle: secondLifecycle)
+        let second = Session(settings: try .testing(auto: false) { $0.store(relaunched) }, transport: server.transport(), clock: clock, lifecycle: secondLifecycle)
         try await withRunningSession(second) { status in
             let outcomes = PatientReader(second.earlierPublishOutcomes)
             await clock.settle()
             #expect(second.storeStatus == .inMemory(SessionStoreError(.notReadableYet, "before the first unlock")))
             // Still not readable when the app first comes to the foreground: it goes on in memory.
             await secondLifecycle.foreground()
-            try await status.waitFor(.connected)
+            try await second.connect()
             #expect(second.storeStatus == .inMemory(SessionStoreError(.notReadableYet, "before the first unlock")))
             let room = PatientReader(messagesOf: try await second.subscribe(to: "room"))
             #expect(try await second.publish("from this launch", to: "room").isAcknowledged)
             #expect(await room.next()?.data == "from this launch")
+            // A channel that gets nothing after the merge: its place is kept by the merge alone.
+            let lobby = PatientReader(messagesOf: try await second.subscribe(to: "lobby"))
+            _ = try server.publish("lobby 1", to: "lobby")
+            #expect(await lobby.next()?.data == "lobby 1")
             #expect(await second.earlierPublishes.isEmpty, "nothing of the store is known yet")
             #expect(relaunched.records == kept, "never written while it could not be read")
 
@@ -110,7 +116,7 @@ extension SessionStoreTests {
             relaunched.failReads(with: nil)
             await secondLifecycle.background()
             await secondLifecycle.foreground()
-            try await status.waitFor(.connected)
+            #expect(second.status == .connected, "the same socket")
             #expect(second.storeStatus == .durable)
             let outcome = try #require(await outcomes.next())
             guard case .acknowledged = outcome.state else {
@@ -130,11 +136,14 @@ extension SessionStoreTests {
 
         // And what was merged outlives this launch too.
         _ = try server.publish("later", to: "room")
+        _ = try server.publish("lobby 2", to: "lobby")
         let third = try launch(server, store.relaunched())
         try await withRunningSession(third) { status in
             let room = PatientReader(messagesOf: try await third.subscribe(to: "room"))
+            let lobby = PatientReader(messagesOf: try await third.subscribe(to: "lobby"))
             try await status.waitFor(.connected)
             #expect(await room.next()?.data == "later", "this launch's channel resumed after what it was handed")
+            #expect(await lobby.next()?.data == "lobby 2", "what the launch was handed in memory counts as finished at the merge: not again")
             #expect(await third.earlierPublishes.map(\.data) == ["from the earlier launch"], "listed until dismissed")
         }
     }
