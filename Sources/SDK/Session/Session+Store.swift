@@ -65,11 +65,20 @@ extension Session {
             let unread = StoreLoss(bytes: 0, reason: "\(loaded.records.count - records.count) records this release cannot read")
             loss = loss.map { StoreLoss(bytes: $0.bytes, reason: $0.reason + "; " + unread.reason, damagedCopy: $0.damagedCopy) } ?? unread
         }
+        var kept = StoredSession(records)
+        if loaded.loss != nil {
+            // Damage. Records found beyond it happened after what was read: they are applied.
+            // What it held is unknown, so every publish not known to have ended may have gone
+            // out (its "sent" record may be what was lost): the app is told which.
+            for record in loaded.salvaged.compactMap(StoreRecord.decoded) { kept.apply(record) }
+            let uncertain = kept.publishes.filter { $0.outcome == nil }.map(\.record.key)
+            for key in uncertain { kept.apply(.publishSent(key: key)) }
+            loss?.uncertainPublishes = uncertain
+        }
         if let loss {
             settings.logger.log(.warning, "the store lost data: \(loss)")
             storeLossBroadcaster.set(loss)
         }
-        let kept = StoredSession(records)
         var folded = kept
         if merging {
             // What this launch handed over in memory cannot come again: it counts as finished.
@@ -88,6 +97,11 @@ extension Session {
             channels[channel] == nil ? (channel, (handed, kept.finished[channel], kept.finishedAt[channel])) : nil
         })
         restorePublishes(kept.publishes)
+        if loaded.loss != nil {
+            // What the store holds now is what read back before the damage: the state is written whole.
+            storeLink?.needsReplace = true
+            writeIfIdle()
+        }
         if merging {
             settings.logger.log(.notice, "the store is readable now: \(kept.publishes.count) publishes and \(storedPositions.count) channels of earlier launches merged with this one's")
             storeLink?.needsReplace = true

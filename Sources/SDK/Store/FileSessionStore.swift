@@ -153,7 +153,7 @@ public final class FileSessionStore: SessionStore {
             let copy = try keepDamaged(path)
             try writeWhole(StoreLog.header() + contents.records.flatMap(StoreLog.record))
             let loss = StoreLoss(bytes: discarded, reason: "a record at byte \(offset) failed its checksum", damagedCopy: copy)
-            return StoredRecords(records: records, loss: loss)
+            return StoredRecords(records: records, loss: loss, salvaged: contents.salvaged.map { Data($0) })
         }
     }
 

@@ -30,10 +30,15 @@ public struct StoredRecords: Sendable, Equatable {
     public var records: [Data]
     /// What was stored and could not be read back, if anything.
     public var loss: StoreLoss?
+    /// After damage: records found whole beyond it, in order (what lay between them and
+    /// ``records`` is lost). The session does not fold them into its state; it lists the
+    /// publishes among them for the app (``StoreLoss/uncertainPublishes``).
+    public var salvaged: [Data]
 
-    public init(records: [Data], loss: StoreLoss? = nil) {
+    public init(records: [Data], loss: StoreLoss? = nil, salvaged: [Data] = []) {
         self.records = records
         self.loss = loss
+        self.salvaged = salvaged
     }
 }
 
@@ -46,6 +51,12 @@ public struct StoreLoss: Sendable, Equatable, CustomStringConvertible {
     public var reason: String
     /// Where the damaged original was kept (it is never deleted), if it was a file.
     public var damagedCopy: URL?
+    /// The ids of publishes found beyond the damage, whose fate the lost records may have held
+    /// (sent? acknowledged?). Each is listed in ``Session/earlierPublishes``: `waiting` where
+    /// the protocol de-duplicates publishes (it is sent again with its key), else
+    /// `mayHaveBeenApplied` for the app to decide — or with its outcome, where a record found
+    /// beyond the damage holds it. Filled in by the session.
+    public var uncertainPublishes: [String] = []
 
     public init(bytes: Int, reason: String, damagedCopy: URL? = nil) {
         self.bytes = bytes
@@ -54,6 +65,8 @@ public struct StoreLoss: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        "\(bytes) stored bytes could not be read (\(reason))" + (damagedCopy.map { "; the damaged file is kept at \($0.path)" } ?? "")
+        "\(bytes) stored bytes could not be read (\(reason))"
+            + (uncertainPublishes.isEmpty ? "" : "; \(uncertainPublishes.count) publishes found beyond the damage are listed as earlier publishes")
+            + (damagedCopy.map { "; the damaged file is kept at \($0.path)" } ?? "")
     }
 }

@@ -29,6 +29,10 @@ enum StoreLog {
         /// once the rest is cut off.
         var validLength: Int
         var tail: Tail
+        /// After damage: the records found whole beyond it (each passes both its checksums), in
+        /// order. What lay between is lost, so they are not part of ``records``; the session
+        /// tells the app about the publishes among them.
+        var salvaged: [[UInt8]] = []
     }
 
     /// What follows the last record that read back whole.
@@ -97,8 +101,8 @@ enum StoreLog {
             // Blocks the disk had not written when the app was killed read as zeros, to the end.
             let unwritten = bytes[offset...].allSatisfy { $0 == 0 }
             guard lengthIntact, length <= maxRecordSize else {
-                let tail: Tail = unwritten ? .torn(discardedBytes: left) : .corrupted(atOffset: offset, discardedBytes: left)
-                return Contents(records: records, validLength: offset, tail: tail)
+                if unwritten { return Contents(records: records, validLength: offset, tail: .torn(discardedBytes: left)) }
+                return Contents(records: records, validLength: offset, tail: .corrupted(atOffset: offset, discardedBytes: left), salvaged: salvage(bytes, from: offset + 1))
             }
             guard end <= bytes.count else {
                 // An intact length that runs past the end: cut short.
@@ -108,13 +112,35 @@ enum StoreLog {
             guard readUInt32(bytes, at: offset + 8) == CRC32.checksum(payload) else {
                 // The file's last record, whose bytes did not all reach the disk, is torn; one
                 // with records after it is damage.
-                let tail: Tail = end == bytes.count ? .torn(discardedBytes: left) : .corrupted(atOffset: offset, discardedBytes: left)
-                return Contents(records: records, validLength: offset, tail: tail)
+                if end == bytes.count { return Contents(records: records, validLength: offset, tail: .torn(discardedBytes: left)) }
+                return Contents(records: records, validLength: offset, tail: .corrupted(atOffset: offset, discardedBytes: left), salvaged: salvage(bytes, from: offset + 1))
             }
             records.append(Array(payload))
             offset = end
         }
         return Contents(records: records, validLength: offset, tail: .clean)
+    }
+
+    /// The records that read back whole from `start` on, after damage: at each offset, a length
+    /// whose checksum matches and a payload whose checksum matches (a chance of about 2⁻⁶⁴ for
+    /// bytes that are not a record); the search goes on byte by byte where they do not.
+    static func salvage(_ bytes: [UInt8], from start: Int) -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        var offset = start
+        while offset + recordHeaderSize <= bytes.count {
+            let length = Int(readUInt32(bytes, at: offset))
+            let end = offset + recordHeaderSize + length
+            guard length <= maxRecordSize, end <= bytes.count,
+                readUInt32(bytes, at: offset + 4) == CRC32.checksum(bytes[offset..<(offset + 4)]),
+                readUInt32(bytes, at: offset + 8) == CRC32.checksum(bytes[(offset + recordHeaderSize)..<end])
+            else {
+                offset += 1
+                continue
+            }
+            found.append(Array(bytes[(offset + recordHeaderSize)..<end]))
+            offset = end
+        }
+        return found
     }
 
     private static func append(_ value: UInt16, to bytes: inout [UInt8]) {

@@ -68,6 +68,7 @@ struct FileSessionStoreTests {
             let next = FileSessionStore(directory: directory)
             let read = try next.load()
             #expect(read.records == [data("one")])
+            #expect(read.salvaged == [data("three")], "found whole beyond the damage, apart from the records")
             let loss = try #require(read.loss)
             #expect(loss.bytes == bytes.count - second)
             let copy = try #require(loss.damagedCopy)

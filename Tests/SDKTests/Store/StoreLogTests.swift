@@ -41,7 +41,7 @@ struct StoreLogTests {
         }
     }
 
-    @Test("a flipped bit anywhere: the header's is a refusal; a record's loses that record and what follows, and says so — never a changed payload read as valid")
+    @Test("a flipped bit anywhere: the header's is a refusal; a record's loses that record and what follows, and says so — never a changed payload read as valid; the records after it are found whole, apart")
     func everyFlippedBit() throws {
         let file = file
         let ends = recordEnds
@@ -64,6 +64,7 @@ struct StoreLogTests {
                     #expect(hit == payloads.count - 1 && bytes == discarded, "only the last record can read as torn (byte \(offset))")
                 case .corrupted(let at, let bytes):
                     #expect(at == start && bytes == discarded)
+                    #expect(contents.salvaged == Array(payloads[(hit + 1)...]), "every record after the damaged one is found (byte \(offset) bit \(bit))")
                 case .clean:
                     Issue.record("byte \(offset) bit \(bit): damage read as a clean file")
                 }
@@ -92,7 +93,9 @@ struct StoreLogTests {
         let ends = recordEnds
         var damaged = file
         for offset in ends[0]..<ends[1] { damaged[offset] = 0 }
-        #expect(try StoreLog.read(damaged).tail == .corrupted(atOffset: ends[0], discardedBytes: file.count - ends[0]))
+        let contents = try StoreLog.read(damaged)
+        #expect(contents.tail == .corrupted(atOffset: ends[0], discardedBytes: file.count - ends[0]))
+        #expect(contents.salvaged == Array(payloads[2...]), "found beyond the zeros")
     }
 
     @Test("versions and foreign files are refused, typed: a newer format, an older one, another file, a header cut short that is not ours")
