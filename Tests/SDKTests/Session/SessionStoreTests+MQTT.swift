@@ -80,3 +80,43 @@ extension SessionStoreTests {
         }
     }
 }
+
+extension SessionStoreTests {
+    @Test("MQTT, killed while its first socket is open: the client id the session made and the filters the broker holds were kept as the socket became ready and the subscription was made, so the relaunch goes on with the broker's session (same client id, no SUBSCRIBE)")
+    func mqttKilledOnItsFirstSocket() async throws {
+        let store = InMemorySessionStore()
+        let settings = { (store: InMemorySessionStore) in try AppSettings.testing { $0.serverProtocol(.mqtt()).store(store) } }
+        let transport = ScriptedTransport(subprotocol: "mqtt")
+        let first = Session(settings: try settings(store), transport: transport, clock: clock)
+        var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
+        var clientID = ""
+        try await withRunningSession(first) { status in
+            guard case .connect(let connect)? = await broker.next() else { Issue.record("no CONNECT"); return }
+            clientID = connect.clientID
+            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            await clock.settle()
+            #expect(store.records.compactMap(StoreRecord.decoded).contains { if case .wireState(.some) = $0 { true } else { false } },
+                    "kept as the socket became ready: a kill now relaunches with this client id")
+            let subscribing = Task { try await first.subscribe(to: "chat/1") }
+            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
+            SessionMQTTTests.push(transport, .suback(1, codes: [1]))
+            _ = try await subscribing.value
+            await clock.settle()
+            store.kill()  // the socket still open
+        }
+        let again = ScriptedTransport(subprotocol: "mqtt")
+        let second = Session(settings: try settings(store.relaunched()), transport: again, clock: clock)
+        var relaunchedBroker = SessionMQTTTests.Broker(log: ScriptedLog(again))
+        try await withRunningSession(second) { status in
+            let subscribing = Task { try await second.subscribe(to: "chat/1") }
+            guard case .connect(let connect)? = await relaunchedBroker.next() else { Issue.record("no CONNECT"); return }
+            try #require(connect.clientID == clientID, "the same client id: \(connect.clientID), not \(clientID)")
+            SessionMQTTTests.push(again, .connack(sessionPresent: true, code: 0, properties: MQTTProperties()))
+            try #require(await relaunchedBroker.next() == .pingreq, "the backlog marker, and no SUBSCRIBE: the broker holds chat/1")
+            SessionMQTTTests.push(again, .pingresp)
+            _ = try await subscribing.value
+            try await status.waitFor(.connected)
+        }
+    }
+}
