@@ -5,13 +5,19 @@ import SDKTesting
 import Testing
 
 extension SessionStoreTests {
+    /// An MQTT launch of the app on `store` (the session makes its client id), with the broker's
+    /// side of its transport.
+    func mqttLaunch(_ store: InMemorySessionStore) throws -> (Session, ScriptedTransport, SessionMQTTTests.Broker) {
+        let transport = ScriptedTransport(subprotocol: "mqtt")
+        let session = Session(settings: try .testing { $0.serverProtocol(.mqtt()).store(store) }, transport: transport, clock: clock)
+        return (session, transport, SessionMQTTTests.Broker(log: ScriptedLog(transport)))
+    }
+
     @Test("MQTT across a kill: the relaunch connects with the same client id, and re-sends the unacknowledged QoS 1 publish with DUP and its packet id")
     func mqttSessionAcrossKill() async throws {
         let store = InMemorySessionStore()
-        let settings = { (store: InMemorySessionStore) in try AppSettings.testing { $0.serverProtocol(.mqtt()).store(store) } }
-        let transport = ScriptedTransport(subprotocol: "mqtt")
-        let first = Session(settings: try settings(store), transport: transport, clock: clock)
-        var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
+        let (first, transport, firstBroker) = try mqttLaunch(store)
+        var broker = firstBroker
         var clientID = ""
         var sent: MQTTPublish?
         try await withRunningSession(first) { status in
@@ -28,9 +34,8 @@ extension SessionStoreTests {
             store.kill()
         }
         #expect(clientID.hasPrefix("tether-"), "a client id the session made: \(clientID)")
-        let again = ScriptedTransport(subprotocol: "mqtt")
-        let second = Session(settings: try settings(store.relaunched()), transport: again, clock: clock)
-        var relaunchedBroker = SessionMQTTTests.Broker(log: ScriptedLog(again))
+        let (second, again, secondBroker) = try mqttLaunch(store.relaunched())
+        var relaunchedBroker = secondBroker
         try await withRunningSession(second) { status in
             let outcomes = PatientReader(second.earlierPublishOutcomes)
             guard case .connect(let connect)? = await relaunchedBroker.next() else { Issue.record("no CONNECT"); return }
@@ -85,10 +90,8 @@ extension SessionStoreTests {
     @Test("MQTT, killed while its first socket is open: the client id the session made and the filters the broker holds were kept as the socket became ready and the subscription was made, so the relaunch goes on with the broker's session (same client id, no SUBSCRIBE)")
     func mqttKilledOnItsFirstSocket() async throws {
         let store = InMemorySessionStore()
-        let settings = { (store: InMemorySessionStore) in try AppSettings.testing { $0.serverProtocol(.mqtt()).store(store) } }
-        let transport = ScriptedTransport(subprotocol: "mqtt")
-        let first = Session(settings: try settings(store), transport: transport, clock: clock)
-        var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
+        let (first, transport, firstBroker) = try mqttLaunch(store)
+        var broker = firstBroker
         var clientID = ""
         try await withRunningSession(first) { status in
             guard case .connect(let connect)? = await broker.next() else { Issue.record("no CONNECT"); return }
@@ -105,9 +108,8 @@ extension SessionStoreTests {
             await clock.settle()
             store.kill()  // the socket still open
         }
-        let again = ScriptedTransport(subprotocol: "mqtt")
-        let second = Session(settings: try settings(store.relaunched()), transport: again, clock: clock)
-        var relaunchedBroker = SessionMQTTTests.Broker(log: ScriptedLog(again))
+        let (second, again, secondBroker) = try mqttLaunch(store.relaunched())
+        var relaunchedBroker = secondBroker
         try await withRunningSession(second) { status in
             let subscribing = Task { try await second.subscribe(to: "chat/1") }
             guard case .connect(let connect)? = await relaunchedBroker.next() else { Issue.record("no CONNECT"); return }
