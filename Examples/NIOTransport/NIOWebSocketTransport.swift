@@ -11,8 +11,13 @@ import NIOWebSocket
 ///
 /// Client frames are masked; fragmented messages are aggregated (up to `maxFrameBytes`); pings
 /// are answered and close frames replied to on the event loop by ``WebSocketBridgeHandler``, so
-/// the one reader of `events` only ever sees messages and the final close.
+/// the one reader of `events` only ever sees messages and the final close. What a connection has
+/// read and its reader has not taken is bounded (``unreadByteLimit``, one read beyond): past it
+/// the socket is not read, and TCP holds the server back; nothing is dropped. A reader of
+/// `eventBatches` (the session) takes a batch once it has room for it; `events` takes at once.
 public struct NIOWebSocketTransport: Transport {
+    /// The bytes of frames a connection holds unread before it stops reading from its socket.
+    public static let unreadByteLimit = 1 << 20
     /// The largest message accepted, after aggregating fragments.
     public var maxFrameBytes: Int
     /// How long the TCP connect and the WebSocket upgrade may take, together.
@@ -49,6 +54,7 @@ public struct NIOWebSocketTransport: Transport {
         let path = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
         let (events, continuation) = AsyncStream<[TransportEvent]>.makeStream()
         let closeSent = Locked(false)
+        let gate = ReadGate(highWater: NIOWebSocketTransport.unreadByteLimit)
         let maxFrameBytes = self.maxFrameBytes
         let timeout = TimeAmount.milliseconds(Int64(connectTimeout.components.seconds) * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)
 
@@ -81,7 +87,7 @@ public struct NIOWebSocketTransport: Transport {
                                             maxAccumulatedFrameSize: maxFrameBytes
                                         )
                                     )
-                                    try sync.addHandler(WebSocketBridgeHandler(events: continuation, closeSent: closeSent, masked: true))
+                                    try sync.addHandler(WebSocketBridgeHandler(events: continuation, closeSent: closeSent, masked: true, gate: gate))
                                     return Upgrade.upgraded(channel, subprotocol: chosen)
                                 }
                             }
@@ -139,7 +145,7 @@ public struct NIOWebSocketTransport: Transport {
         }
         switch upgrade {
         case .upgraded(let channel, let subprotocol):
-            return NIOWebSocketConnection(channel: channel, events: events, closeSent: closeSent, masked: true, subprotocol: subprotocol)
+            return NIOWebSocketConnection(channel: channel, events: events, closeSent: closeSent, masked: true, gate: gate, subprotocol: subprotocol)
         case .declined(let channel, let status):
             continuation.finish()
             // The reader closes the channel once it has the status (or the deadline does).
@@ -167,12 +173,21 @@ public final class NIOWebSocketConnection: TransportConnection, EventBatchingCon
     private let masked: Bool
     public let subprotocol: String?
 
-    init(channel: any Channel, events: AsyncStream<[TransportEvent]>, closeSent: Locked<Bool>, masked: Bool, subprotocol: String? = nil) {
+    /// What the bridge handed over and the reader has not taken (the socket is not read past it).
+    let gate: ReadGate
+
+    init(channel: any Channel, events: AsyncStream<[TransportEvent]>, closeSent: Locked<Bool>, masked: Bool, gate: ReadGate, subprotocol: String? = nil) {
         self.channel = channel
         self.eventBatches = events
+        self.gate = gate
         self.closeSent = closeSent
         self.masked = masked
         self.subprotocol = subprotocol
+    }
+
+    /// The reader took `batch` from `eventBatches`: the socket may be read on.
+    package func taken(_ batch: [TransportEvent]) {
+        gate.taken(batch.frameBytes)
     }
 
     /// The events one at a time (a task unpacks the batches; read this or `eventBatches`).
@@ -180,9 +195,11 @@ public final class NIOWebSocketConnection: TransportConnection, EventBatchingCon
         flattened.withLock { stream in
             if let stream { return stream }
             let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
-            let batches = eventBatches
+            let (batches, gate) = (eventBatches, gate)
             let pump = Task {
                 for await batch in batches {
+                    // Taken at once: a reader of single events gets no flow control.
+                    gate.taken(batch.frameBytes)
                     for event in batch { continuation.yield(event) }
                 }
                 continuation.finish()

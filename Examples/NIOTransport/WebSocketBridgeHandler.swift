@@ -4,22 +4,43 @@ import NIOWebSocket
 
 /// Turns WebSocket frames into ``TransportEvent``s on an `AsyncStream`, on the event loop: it
 /// answers pings, replies to a close frame the peer started, and reports the end exactly once
-/// (a close frame's code and reason, or the socket ending without one).
-final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// (a close frame's code and reason, or the socket ending without one). What it handed over and
+/// the reader has not taken is bounded (``ReadGate``): past it, the socket is not read.
+final class WebSocketBridgeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = WebSocketFrame
+    typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
     private let events: AsyncStream<[TransportEvent]>.Continuation
     private let closeSent: Locked<Bool>
     private let masked: Bool
+    private let gate: ReadGate
     private var isFinished = false
+    /// A read the gate held back: it goes once the reader has taken enough.
+    private var readHeld = false
     /// The frames of the read in progress: handed over together when the read completes.
     private var arrived: [TransportEvent] = []
 
-    init(events: AsyncStream<[TransportEvent]>.Continuation, closeSent: Locked<Bool>, masked: Bool) {
+    init(events: AsyncStream<[TransportEvent]>.Continuation, closeSent: Locked<Bool>, masked: Bool, gate: ReadGate) {
         self.events = events
         self.closeSent = closeSent
         self.masked = masked
+        self.gate = gate
+    }
+
+    func read(context: ChannelHandlerContext) {
+        guard gate.mayRead() else {
+            readHeld = true
+            return
+        }
+        context.read()
+    }
+
+    /// The reader took enough: the read held back goes.
+    private func readOnIfHeld(context: ChannelHandlerContext) {
+        guard readHeld else { return }
+        readHeld = false
+        context.read()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -94,6 +115,7 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
     private func handOver(_ last: TransportEvent? = nil) {
         if let last { arrived.append(last) }
         guard !arrived.isEmpty else { return }
+        gate.handedOver(arrived.frameBytes)
         events.yield(arrived)
         arrived = []
     }
@@ -126,6 +148,14 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        let loop = context.eventLoop
+        let bound = NIOLoopBound((self, context), eventLoop: loop)
+        gate.onRoom {
+            loop.execute {
+                let (handler, context) = bound.value
+                handler.readOnIfHeld(context: context)
+            }
+        }
         // The peer may close while the upgrade completes, before this handler is in the
         // pipeline: then no channelInactive will come, and the end must be reported now.
         if !context.channel.isActive { finish(.closed(code: nil, reason: "connection closed")) }
@@ -144,6 +174,7 @@ final class WebSocketBridgeHandler: ChannelInboundHandler, RemovableChannelHandl
     private func finish(_ event: TransportEvent) {
         guard !isFinished else { return }
         isFinished = true
+        gate.onRoom(nil)
         handOver(event)
         events.finish()
     }

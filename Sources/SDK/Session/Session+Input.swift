@@ -10,8 +10,9 @@ extension Session {
         case openFailed(attempt: UInt64, error: any Error)
         /// The connection of an attempt reported something.
         case transport(attempt: UInt64, event: TransportEvent)
-        /// What one read of an ``EventBatchingConnection`` brought, in order.
-        case transportBatch(attempt: UInt64, events: [TransportEvent])
+        /// What one read of an ``EventBatchingConnection`` brought, in order; its bytes go back
+        /// to the reader's `budget` once handled.
+        case transportBatch(attempt: UInt64, events: [TransportEvent], budget: ByteBudget)
         /// Sending on the connection of an attempt failed.
         case sendFailed(attempt: UInt64, error: any Error)
         /// A timer fired, a `connect()` was cancelled, work was queued, the app reported its

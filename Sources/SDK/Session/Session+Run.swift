@@ -28,7 +28,9 @@ extension Session {
             openFailed(attempt: attempt, error: error)
         case .transport(let attempt, let event):
             transportEvent(attempt: attempt, event: event)
-        case .transportBatch(let attempt, let events):
+        case .transportBatch(let attempt, let events, let budget):
+            // The reader may hand the next reads over once this one is handled.
+            defer { budget.release(events.frameBytes) }
             // One turn: what the batch makes the machine send leaves in one write.
             // The frames between other events go to the protocol machine together.
             inOneTurn {
@@ -104,10 +106,17 @@ extension Session {
             // is, until it is in the funnel.
             let report = EventReadReport(connection, on: clock)
             if let batching = connection as? any EventBatchingConnection, !report.isCounting {
+                // What the funnel holds of this socket's reads is bounded: past the budget the
+                // reader waits, and the transport stops reading from the socket (TCP holds the
+                // server back); nothing is dropped.
+                let budget = ByteBudget(limit: Self.inboundFunnelByteLimit)
                 spawn(counted: false) {
                     _ = await race({
                         for await batch in batching.eventBatches {
-                            guard case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch)) else { return }
+                            await budget.acquire(batch.frameBytes)
+                            if Task.isCancelled { return }
+                            batching.taken(batch)
+                            guard case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch, budget: budget)) else { return }
                             if batch.contains(where: { if case .closed = $0 { true } else { false } }) { return }
                         }
                         if !Task.isCancelled {

@@ -78,6 +78,23 @@ public protocol TransportConnection: Sendable {
 /// other, never both), so a burst of frames costs one wake-up, not one per frame.
 package protocol EventBatchingConnection: TransportConnection {
     var eventBatches: AsyncStream<[TransportEvent]> { get }
+    /// The reader took `batch` from ``eventBatches`` and has room for it: a transport that stops
+    /// reading from its socket while what it handed over waits (TCP's own flow control then
+    /// holds the server back) may read on.
+    func taken(_ batch: [TransportEvent])
+}
+
+extension EventBatchingConnection {
+    package func taken(_ batch: [TransportEvent]) {}
+}
+
+extension [TransportEvent] {
+    /// The bytes of the frames among these events.
+    package var frameBytes: Int {
+        reduce(0) { total, event in
+            if case .frame(let frame) = event { total + frame.byteCount } else { total }
+        }
+    }
 }
 
 extension TransportConnection {
