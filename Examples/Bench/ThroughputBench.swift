@@ -114,7 +114,7 @@ struct ThroughputBench {
         let connection = try await NIOWebSocketTransport().open(url: .init(string: "ws://127.0.0.1:\(port)/")!, headers: [:])
         // The batches the session reads too: the same wake-ups per message on both sides.
         guard let batching = connection as? any EventBatchingConnection else { throw BenchError("the NIO connection hands over batches") }
-        var events = BatchedEvents(iterator: batching.eventBatches.makeAsyncIterator())
+        var events = BatchedEvents(batching)
         try await connection.send(codec.encode(ClientMessage.authenticate(id: 1, token: Secret("bench"))))
         _ = await events.next()
         try await connection.send(codec.encode(ClientMessage.subscribe(id: 2, channel: channel, since: nil)))
@@ -175,11 +175,15 @@ struct ThroughputBench {
 
 /// Events one at a time from a connection's batches, without a task in between.
 struct BatchedEvents {
+    let connection: any EventBatchingConnection
     var iterator: AsyncStream<[TransportEvent]>.AsyncIterator
     private var pending: [TransportEvent] = []
     private var index = 0
 
-    init(iterator: AsyncStream<[TransportEvent]>.AsyncIterator) { self.iterator = iterator }
+    init(_ connection: any EventBatchingConnection) {
+        self.connection = connection
+        iterator = connection.eventBatches.makeAsyncIterator()
+    }
 
     mutating func next() async -> TransportEvent? {
         guard await refill() else { return nil }
@@ -198,6 +202,8 @@ struct BatchedEvents {
     private mutating func refill() async -> Bool {
         guard index == pending.count else { return true }
         guard let batch = await iterator.next() else { return false }
+        // Taken: the transport may read on (it holds no more than its limit untaken).
+        connection.taken(batch)
         pending = batch
         index = 0
         return true
