@@ -12,7 +12,8 @@ public import Foundation
 public protocol SessionStore: AnyObject, Sendable {
     /// Reads every record kept, in order: those that read back whole. What did not (damage) is
     /// reported in ``StoredRecords/loss``, never returned. Throws when nothing can be read —
-    /// and then the store must be left as it is.
+    /// and then the store must be left as it is, unclaimed: after `notReadableYet` the session
+    /// calls `load()` again each time the app comes to the foreground.
     func load() throws(SessionStoreError) -> StoredRecords
     /// Appends `records` in order, durably: once it returns they survive a kill; a kill during
     /// the call keeps a prefix of them, never a part of one.
