@@ -190,10 +190,8 @@ extension Session {
         state.waiters = []
         channels[channel] = state
         // With a store, `subscribe` returns once it holds where the subscription began: a kill
-        // right after must not leave a relaunch subscribing from a later "now". The protocol's
-        // state goes with it (MQTT: the filters the broker's session now holds).
+        // right after must not leave a relaunch subscribing from a later "now".
         storeChannel(channel)
-        if storeLink != nil { storeWireState() }
         let covering = storeLink.map { $0.covering } ?? 0
         for waiter in waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
         recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)

@@ -173,10 +173,6 @@ extension Session {
     func authenticated() {
         guard case .authenticating(let connection) = link else { return }
         link = .open(connection, since: clock.now)
-        // What the handshake settled (MQTT: the client id the session made, whether the broker
-        // kept its session) is kept at once: a kill while this socket is open must not relaunch
-        // with another client id, and lose the broker's session.
-        if storeLink != nil { storeWireState() }
         if connection.pipelining {
             // The replay went out with the credentials; the app's steps waited for this.
             connection.pipelining = false
