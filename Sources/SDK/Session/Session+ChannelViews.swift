@@ -1,0 +1,24 @@
+extension Session {
+    /// The channels the app holds, with the last sequence number delivered on each (read
+    /// without `await`; `nil` where the protocol does not number messages).
+    public nonisolated var subscribedChannels: [String: UInt64?] { diagnostics.current.channels.mapValues { $0?.sequence } }
+
+    /// The channels the app holds, with where each one's stream stands (the last message
+    /// delivered, or where the server said it began; `nil` before either), in the protocol's own
+    /// terms: what a resubscribe asks from. Read without `await`.
+    public nonisolated var channelPositions: [String: StreamPosition?] { diagnostics.current.channels }
+
+    /// Brings ``subscribedChannels`` up to date for one channel (not a copy of them all: a
+    /// replay acknowledges every channel in turn).
+    func mirrorChannel(_ channel: String) {
+        let state = channels[channel].map { Optional.some($0.position) } ?? nil
+        diagnostics.update { $0.channels[channel] = state }
+        storeChannel(channel)
+    }
+
+    /// Brings ``subscribedChannels`` up to date after the set of channels changed.
+    func mirrorChannels() {
+        let snapshot = channels.mapValues(\.position)
+        diagnostics.update { $0.channels = snapshot }
+    }
+}
