@@ -35,7 +35,7 @@ extension Session {
     /// Records the open socket's protocol session state, if it changed since the store last had
     /// it (``WireCapabilities/sessionStateTracksDeliveries``).
     func storeWireState() {
-        guard let state = link.connection?.machine?.sessionState, state != storeLink?.folded.wireState else { return }
+        guard let state = link.connection?.machine?.durableSessionState, state != storeLink?.folded.wireState else { return }
         record([.wireState(state)])
     }
 

@@ -167,8 +167,13 @@ extension Session {
         state.waiters = []
         channels[channel] = state
         // With a store, `subscribe` returns once it holds where the subscription began: a kill
-        // right after must not leave a relaunch subscribing from a later "now".
+        // right after must not leave a relaunch subscribing from a later "now". The protocol's
+        // state goes with it (MQTT: the filters the broker's session now holds).
         storeChannel(channel)
+        if storeLink != nil { storeWireState() }
+        // The socket's protocol learns how far the app got (MQTT acknowledges a re-send of what
+        // an earlier socket delivered once the app has finished it).
+        acknowledgeFinished(channel, through: state.finished)
         let covering = storeLink.map { $0.covering } ?? 0
         for waiter in waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
         recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)

@@ -59,9 +59,12 @@ extension Session {
         case .authenticating(let connection), .open(let connection, _):
             if goodbye { sayGoodbye() }
             connection.close(code, reason: reason)
-            if let state = connection.machine?.sessionState, state != wireSessionState {
-                wireSessionState = state
-                record([.wireState(state)])
+            if let machine = connection.machine {
+                wireSessionState = machine.sessionState
+                if let durable = machine.durableSessionState, durable != durableWireSessionState {
+                    durableWireSessionState = durable
+                    record([.wireState(durable)])
+                }
             }
             dropSocketTimers(of: connection.attempt.id)
         }
@@ -173,6 +176,10 @@ extension Session {
     func authenticated() {
         guard case .authenticating(let connection) = link else { return }
         link = .open(connection, since: clock.now)
+        // What the handshake settled (MQTT: the client id the session made, whether the broker
+        // kept its session) is kept at once: a kill while this socket is open must not relaunch
+        // with another client id, and lose the broker's session.
+        if storeLink != nil { storeWireState() }
         if connection.pipelining {
             // The replay went out with the credentials; the app's steps waited for this.
             connection.pipelining = false

@@ -90,7 +90,10 @@ extension Session {
         spawn(.storeWriter(store, writes))
         storeStatusBroadcaster.set(.durable)
         // The protocol's state of an earlier launch, unless this one has a socket's already.
-        if wireSessionState == nil, link.connection == nil { wireSessionState = kept.wireState }
+        if wireSessionState == nil, link.connection == nil {
+            wireSessionState = kept.wireState
+            durableWireSessionState = kept.wireState
+        }
         // A channel this launch holds goes on from where it stands; the others resume from the
         // store when the app subscribes to them again.
         storedPositions = Dictionary(uniqueKeysWithValues: kept.positions.compactMap { channel, handed in
@@ -122,7 +125,7 @@ extension Session {
             records.append(.position(channel: channel, position: state.position))
             if let finished = state.finished { records.append(.finished(channel: channel, position: finished, at: Self.wallClockMilliseconds())) }
         }
-        if let state = link.connection?.machine?.sessionState ?? wireSessionState { records.append(.wireState(state)) }
+        if let state = link.connection?.machine?.durableSessionState ?? durableWireSessionState { records.append(.wireState(state)) }
         return records
     }
 

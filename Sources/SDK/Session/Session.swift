@@ -40,6 +40,8 @@ public actor Session {
     var link: Link = .idle
     /// What the protocol keeps across sockets (``WireMachine/sessionState``), between them.
     var wireSessionState: WireSessionState?
+    /// What of it outlives the process (``WireMachine/durableSessionState``), as last stored.
+    var durableWireSessionState: WireSessionState?
     /// Upgrades refused with an HTTP status since the last socket that opened.
     var upgradeRefusalsInARow = 0
     /// The requests waiting for their replies, and their deadlines.

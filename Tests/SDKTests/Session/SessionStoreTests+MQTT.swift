@@ -85,3 +85,90 @@ extension SessionStoreTests {
         }
     }
 }
+
+extension SessionStoreTests {
+    @Test("MQTT, killed while its first socket is open: the client id the session made and the filters the broker holds were kept as the socket became ready and the subscription was made, so the relaunch goes on with the broker's session (same client id, no SUBSCRIBE)")
+    func mqttKilledOnItsFirstSocket() async throws {
+        let store = InMemorySessionStore()
+        let (first, transport, firstBroker) = try mqttLaunch(store)
+        var broker = firstBroker
+        var clientID = ""
+        try await withRunningSession(first) { status in
+            guard case .connect(let connect)? = await broker.next() else { Issue.record("no CONNECT"); return }
+            clientID = connect.clientID
+            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            await clock.settle()
+            #expect(store.records.compactMap(StoreRecord.decoded).contains { if case .wireState(.some) = $0 { true } else { false } },
+                    "kept as the socket became ready: a kill now relaunches with this client id")
+            let subscribing = Task { try await first.subscribe(to: "chat/1") }
+            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
+            SessionMQTTTests.push(transport, .suback(1, codes: [1]))
+            _ = try await subscribing.value
+            await clock.settle()
+            store.kill()  // the socket still open
+        }
+        let (second, again, secondBroker) = try mqttLaunch(store.relaunched())
+        var relaunchedBroker = secondBroker
+        try await withRunningSession(second) { status in
+            let subscribing = Task { try await second.subscribe(to: "chat/1") }
+            guard case .connect(let connect)? = await relaunchedBroker.next() else { Issue.record("no CONNECT"); return }
+            try #require(connect.clientID == clientID, "the same client id: \(connect.clientID), not \(clientID)")
+            SessionMQTTTests.push(again, .connack(sessionPresent: true, code: 0, properties: MQTTProperties()))
+            try #require(await relaunchedBroker.next() == .pingreq, "the backlog marker")
+            SessionMQTTTests.push(again, .pingresp)
+            let pinging = Task { try await second.ping() }
+            try #require(await relaunchedBroker.next() == .pingreq, "no SUBSCRIBE before the app's ping: the broker holds chat/1")
+            SessionMQTTTests.push(again, .pingresp)
+            try await pinging.value
+            _ = try await subscribing.value
+            try await status.waitFor(.connected)
+        }
+    }
+}
+
+extension SessionStoreTests {
+    @Test("MQTT with a store, the socket lost while the app holds a message: the next socket does not deliver the broker's re-send (DUP) again, and acknowledges it because the app finished it between the sockets")
+    func mqttUnfinishedAcrossSockets() async throws {
+        let transport = ScriptedTransport(subprotocol: "mqtt")
+        let session = Session(settings: try .testing { $0.serverProtocol(.mqtt(clientID: "phone")).store(InMemorySessionStore()) }, transport: transport, clock: clock)
+        var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
+        try await withRunningSession(session) { status in
+            guard case .connect? = await broker.next() else { Issue.record("no CONNECT"); return }
+            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            let subscribing = Task { try await session.subscribe(to: "chat/1") }
+            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
+            SessionMQTTTests.push(transport, .suback(1, codes: [1]))
+            let subscriber = try await subscribing.value
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            let reader = Task {
+                var messages = subscriber.makeAsyncIterator()
+                let first = try await messages.next()?.data
+                for await _ in gate { break }
+                return [first, try await messages.next()?.data]
+            }
+            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, packetID: 40)))
+            await clock.settle()
+            transport.closeFromServer(.goingAway)  // "1" handed over, not finished: no PUBACK
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            await clock.settle()
+            await clock.advance(by: .seconds(1))  // the first retry's delay (500 ms, no jitter)
+            guard case .connect? = await broker.next() else { Issue.record("no second CONNECT"); return }
+            open.yield()  // the app asks for the next message: "1" is finished, with no socket made yet
+            await clock.settle()
+            broker.decoder = MQTTStreamDecoder(version: .v3_1_1, maximumPacketSize: 1 << 20)
+            SessionMQTTTests.push(transport, .connack(sessionPresent: true, code: 0, properties: MQTTProperties()))
+            let marker = await broker.next()
+            #expect(marker == .pingreq, "the backlog marker, not \(String(describing: marker))")
+            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, duplicate: true, packetID: 40)), .pingresp)
+            await clock.settle()
+            let pinging = Task { try await session.ping() }
+            #expect(await broker.next() == .puback(40, code: 0), "the app asked for the next message while no socket was open: finished, acknowledged as the subscription is made")
+            #expect(await broker.next() == .pingreq)
+            SessionMQTTTests.push(transport, .pingresp, .publish(MQTTPublish(topic: "chat/1", payload: Array("2".utf8), qos: .atLeastOnce, packetID: 41)))
+            try await pinging.value
+            #expect(try await reader.value == [["topic": "chat/1", "payload": 1], ["topic": "chat/1", "payload": 2]], "the re-send is not delivered again")
+        }
+    }
+}

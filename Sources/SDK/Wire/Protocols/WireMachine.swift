@@ -29,10 +29,14 @@ package protocol WireMachine: Sendable {
     /// (``WireProtocolDescription/makeConnectionMachine(continuing:)``), encoded, so that it
     /// can also be stored. Default: none.
     var sessionState: WireSessionState? { get }
+    /// What of ``sessionState`` outlives the process, for a store: a relaunch continues from
+    /// it (default: all of it).
+    var durableSessionState: WireSessionState? { get }
 }
 
 extension WireMachine {
     package var sessionState: WireSessionState? { nil }
+    package var durableSessionState: WireSessionState? { sessionState }
 
     package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
         var actions: [WireAction] = []

@@ -13,6 +13,7 @@ extension MQTT.Machine {
                 return [send(.puback(id, code: 0))]
             }
             state.acknowledged[id] = nil
+            if !publish.duplicate { state.delivered[id] = nil }
         }
         held.append(Held(publish: publish))
         if held.count > Self.heldLimit, catchingUp { return backlogDone() }
@@ -32,9 +33,14 @@ extension MQTT.Machine {
                     waiting = true
                     continue
                 }
+                message.deliveredTo.insert(id)
+                if let earlier = state.earlierDelivery(of: message.publish, on: subscription.filter) {
+                    // An earlier socket of this process delivered it: the core holds it still.
+                    message.positions[id] = earlier
+                    continue
+                }
                 subscription.position += 1
                 subscriptions[id] = subscription
-                message.deliveredTo.insert(id)
                 message.positions[id] = subscription.position
                 // One the broker sent before (DUP: the app may have been handed it, then killed).
                 let data = Self.data(of: message.publish), position = StreamPosition.sequence(subscription.position)
@@ -47,9 +53,11 @@ extension MQTT.Machine {
                 continue
             }
             if let id = message.publish.packetID {
-                // Delivered: a re-send of it (DUP) is not delivered again.
-                state.acknowledged[id] = MQTTSessionState.digest(message.publish)
-                unacknowledged.append(Unacknowledged(packetID: id, positions: message.positions))
+                // Delivered: a re-send of it (DUP) on a later socket is not delivered again.
+                let filters = message.positions.compactMap { id, position in subscriptions[id].map { ($0.filter, position) } }
+                let digest = MQTTSessionState.digest(message.publish)
+                state.delivered[id] = MQTTSessionState.Delivered(digest: digest, positions: Dictionary(filters) { max($0, $1) })
+                unacknowledged.append(Unacknowledged(packetID: id, digest: digest, positions: message.positions))
             }
         }
         held = remaining
@@ -70,9 +78,13 @@ extension MQTT.Machine {
             message.positions.allSatisfy { id, position in subscriptions[id] == nil || (finishedThrough[id] ?? 0) >= position }
         }.count
         guard done > 0 else { return [] }
-        let acknowledged = unacknowledged.prefix(done).map { send(.puback($0.packetID, code: 0)) }
+        var actions: [WireAction] = []
+        for message in unacknowledged.prefix(done) {
+            state.acknowledged(message.packetID, digest: message.digest)
+            actions.append(send(.puback(message.packetID, code: 0)))
+        }
         unacknowledged.removeFirst(done)
-        return acknowledged
+        return actions
     }
 
     mutating func publish(_ request: RequestID, topic: String, data: JSONValue, key: String?) -> [WireAction] {

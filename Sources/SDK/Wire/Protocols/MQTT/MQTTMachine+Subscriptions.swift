@@ -90,7 +90,10 @@ extension MQTT.Machine {
 
     private mutating func add(_ id: SubscriptionID, _ subscription: Subscription) {
         if subscriptions.updateValue(subscription, forKey: id) == nil { subscriptionOrder.append(id) }
-        // What came before it was finished (or never this subscription's).
-        finishedThrough[id] = subscription.position
+        // What came before it was finished (or never this subscription's) — but for what an
+        // earlier socket of this process delivered and is not acknowledged yet: the core says
+        // when the app has finished it.
+        let unfinished = state.delivered.values.compactMap { $0.positions[subscription.filter] }.min()
+        finishedThrough[id] = unfinished.map { min(subscription.position, $0 - 1) } ?? subscription.position
     }
 }

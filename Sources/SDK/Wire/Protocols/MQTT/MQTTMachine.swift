@@ -48,6 +48,7 @@ extension MQTT {
         /// app has finished it on each (``WireCommand/finished(_:through:)``), in arrival order.
         struct Unacknowledged {
             var packetID: UInt16
+            var digest: Int
             var positions: [SubscriptionID: UInt64]
         }
 
@@ -82,6 +83,7 @@ extension MQTT {
         }
 
         package var sessionState: WireSessionState? { WireSessionState(state) }
+        package var durableSessionState: WireSessionState? { WireSessionState(state.durable) }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
             guard gate.step == .opened else { return [] }
@@ -201,7 +203,11 @@ extension MQTT {
             sessionPresent = present && configuration.persistentSession
             if let assigned = properties.assignedClientID { state.clientID = assigned }
             if let serverKeepAlive = properties.serverKeepAlive { keepAlive = .seconds(Int(serverKeepAlive)) }
-            if !sessionPresent { state.brokerFilters = [:] }
+            if !sessionPresent {
+                // A new session on the broker: it re-sends nothing.
+                state.brokerFilters = [:]
+                state.delivered = [:]
+            }
             var actions: [WireAction] = []
             if keepAlive > .zero { actions.append(.arm(MQTT.keepAliveTimer, after: pingInterval)) }
             if sessionPresent {
