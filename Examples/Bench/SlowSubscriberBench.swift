@@ -5,9 +5,12 @@ import SDKTesting
 /// `bench slow-subscriber`: one channel receiving `rate` messages a second (about 220 bytes
 /// each) for `seconds`, while its only subscriber reads nothing; then the subscriber reads what
 /// it was given. Measures the process's resident memory growth (peak and at the end) and what
-/// the reader gets: the session holds at most `subscriberBufferLimit` messages for it, then
-/// ends it with `subscriberTooSlow`. `--limit N` sets the limit (1,000,000, the largest, for the
-/// side-by-side figure of a buffer that is allowed to grow).
+/// the reader gets: the session holds at most `subscriberBufferLimit` messages for it, then holds
+/// it back (and leaves the channel on the server); reading nothing for `subscriberStallTimeout`
+/// it ends with `subscriberTooSlow`, and a catch-up past the server's retention with
+/// `subscriberFellBehind`. `--limit N` sets the limit (1,000,000, the largest, for the
+/// side-by-side figure of a buffer that is allowed to grow). `--reading-half-rate` is the reader
+/// that reads (``SlowReaderBench``).
 struct SlowSubscriberBench {
     let seconds: Int
     let rate: Int

@@ -37,7 +37,8 @@ struct ThroughputBench {
         defer {
             if let spinner { kill(spinner.processIdentifier, SIGKILL) }
         }
-        try await BenchServerSet.withServer(rtt: .zero, retention: 10) { server, port in
+        // Every message retained: a subscriber held back at its bound is caught up from the server.
+        try await BenchServerSet.withServer(rtt: .zero, retention: messages) { server, port in
             var session: [Round] = []
             var raw: [Round] = []
             var handOff: [Round] = []

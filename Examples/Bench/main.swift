@@ -11,7 +11,7 @@ let usage = """
            bench reaction   [--cycles N]
            bench background [--minutes M]
            bench soak       [--cycles N]
-           bench slow-subscriber [--seconds S] [--rate R] [--limit N]
+           bench slow-subscriber [--seconds S] [--rate R] [--limit N] [--reading-half-rate]
            bench store      [--publishes N] [--subscriptions N] [--runs R]
     """
 
@@ -75,6 +75,8 @@ do {
         try await BackgroundBench(minutes: option("--minutes", default: 10)).run()
     case "handshake":
         try await HandshakeBench(cycles: option("--cycles", default: 3_000)).run()
+    case "slow-subscriber" where arguments.contains("--reading-half-rate"):
+        try await SlowReaderBench(seconds: option("--seconds", default: 10), rate: option("--rate", default: 5_000), limit: option("--limit", default: 10_000)).run()
     case "slow-subscriber":
         let limit = arguments.contains("--limit") ? option("--limit", default: 10_000) : nil
         try await SlowSubscriberBench(seconds: option("--seconds", default: 60), rate: option("--rate", default: 10_000), limit: limit).run()

@@ -33,6 +33,13 @@ extension Session {
         var redeliverUntil: StreamPosition?
         /// After a relaunch: when the position it resumes from was stored (wall clock, Unix ms).
         var resumedFromStoredAt: Int64?
+        /// The position of the newest message handed over (to any subscriber): what comes again
+        /// at or before it is a catch-up's, for the subscribers behind it.
+        var handedThrough: StreamPosition?
+        /// Indicates that a subscriber is held back or catching up (``Session/handOverControlled(_:on:)``).
+        var flowControlled = false
+        /// A subscriber read down while a subscribe was on the way: catch up again once answered.
+        var catchUpAgain = false
     }
 
     /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
@@ -66,7 +73,7 @@ extension Session {
             throw SessionError(.invalidArgument, "\(channel) is already subscribed with other options; unsubscribe first")
         }
         let subscriber = makeSerial()
-        let (stream, continuation) = AsyncThrowingStream<[ChannelMessage], any Error>.makeStream()
+        let (stream, continuation) = AsyncThrowingStream<Subscriber.Batch, any Error>.makeStream()
         let sink = inputSink
         continuation.onTermination = { termination in
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
@@ -88,9 +95,10 @@ extension Session {
         let handedOver = channels[channel]?.handedOver ?? 0
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog, startIndex: handedOver)
         mirrorChannel(channel)
-        let subscription = Subscription(channel: channel, batches: stream, backlog: backlog) {
-            sink.yield(.batchFinished(channel: channel))
-        }
+        let subscription = Subscription(
+            channel: channel, batches: stream, backlog: backlog, batchFinished: { sink.yield(.batchFinished(channel: channel)) },
+            drained: { sink.yield(.subscriberDrained(channel: channel, subscriber: subscriber)) }
+        )
         guard acceptsRequests, let connection = link.connection, !connection.channels.isActive(channel) else { return subscription }
         if case .authenticating = link {
             // Not connected yet (the credentials are unanswered): it goes out behind them, and
@@ -133,7 +141,7 @@ extension Session {
         apply(connection.subscribeDeadlines.add(id, deadline: clock.deadline(after: timeout), timeout: timeout, remaining: timeout), to: .subscribes)
         let state = channels[channel]
         let topic = Topic(channel, options: state?.options)
-        perform(.subscribe(id, topic, resume: state?.position))
+        perform(.subscribe(id, topic, resume: state.flatMap(resumePosition(of:))))
         // Announced with the join's answer, ahead of the outbox.
         if let tracked = state?.tracked { perform(.presence(nil, topic, state: tracked)) }
     }
@@ -177,6 +185,7 @@ extension Session {
         let covering = storeLink.map { $0.covering } ?? 0
         for waiter in waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
         recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)
+        if state.flowControlled { catchUpSubscribed(channel, outcome) }
         return true
     }
 
@@ -261,7 +270,7 @@ extension Session {
 
     /// Leaves `channel` on this socket: its subscribe in flight forgotten (and its timeout), and
     /// the subscription that stands for it, pending or confirmed, ended on the server.
-    private func leaveOnServer(_ channel: String) {
+    func leaveOnServer(_ channel: String) {
         guard let connection = link.connection else { return }
         let (pending, subscription) = connection.channels.forget(channel)
         if let pending { apply(connection.subscribeDeadlines.remove(pending), to: .subscribes) }

@@ -32,7 +32,9 @@ extension Session {
         // The channel's first messages of the turn: none held beyond those waiting for the store.
         if !run.isEmpty, state?.undelivered.count == state?.awaitingStore.last?.count ?? 0 { held.first = true }
         for message in run {
-            if let position = message.position { state?.position = position }
+            if let position = message.position, state?.flowControlled != true || state?.position.map({ $0.isAtOrPast(position) == true }) != true {
+                state?.position = position
+            }
             if let until = state?.redeliverUntil {
                 // The killed launch was handed up to `until`: what comes again up to it is flagged.
                 let again = message.position.map { until.isAtOrPast($0) ?? true } ?? true
@@ -95,27 +97,34 @@ extension Session {
     }
 
     /// Hands the first `count` held messages of `name` to its subscribers, one batch each; a
-    /// subscriber that stopped reading is let go.
+    /// subscriber at its bound is held back (``holdBack(_:on:)``).
     private func handOver(_ count: Int, on name: String) {
         guard let state = channels[name] else { return }
         let batch = count == state.undelivered.count ? state.undelivered : Array(state.undelivered.prefix(count))
         channels[name]?.undelivered.removeFirst(count)
+        guard !state.flowControlled else { return handOverControlled(batch, on: name) }
+        counted(batch, on: name, from: state.handedOver)
+        let bytes = batch.approximateByteCount
+        var refused: [UInt64] = []
+        for (id, subscriber) in state.subscribers
+        where !subscriber.offer(batch, bytes: bytes, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes) {
+            refused.append(id)
+        }
+        if !refused.isEmpty { holdBack(refused, on: name) }
+    }
+
+    /// `batch` is handed over on `name` (from its `start`-th message): counted as the channel's,
+    /// for the store or the protocol's acknowledgements.
+    func counted(_ batch: [ChannelMessage], on name: String, from start: UInt64) {
+        guard !batch.isEmpty else { return }
+        let last = batch.last(where: { $0.position != nil })?.position
         if storeLink != nil {
-            noteHandedOver(batch, on: name, from: state.handedOver)
+            noteHandedOver(batch, on: name, from: start)
         } else {
-            acknowledgeFinished(name, through: batch.last(where: { $0.position != nil })?.position)
+            acknowledgeFinished(name, through: last)
         }
         channels[name]?.handedOver += UInt64(batch.count)
-        var tooSlow: [UInt64] = []
-        for (id, subscriber) in state.subscribers where !subscriber.offer(batch, limit: settings.subscriberBufferLimit) {
-            // Holding more for a reader that stopped would grow without end: it ends, after
-            // what it holds, and learns why.
-            let error = subscriber.tooSlow(on: name, limit: settings.subscriberBufferLimit)
-            settings.logger.log(.warning, error.message)
-            subscriber.continuation.finish(throwing: error)
-            tooSlow.append(id)
-        }
-        for id in tooSlow { removeSubscriber(id, from: name) }
+        if let last { channels[name]?.handedThrough = last }
     }
 
     /// With a store: notes the positions of what was just handed over (counted from `start`),

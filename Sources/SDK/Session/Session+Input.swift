@@ -29,6 +29,8 @@ extension Session {
         case credentialsFetched(attempt: UInt64, token: Secret?)
         /// The app finished a batch of a channel's messages (asked for the next after its last).
         case batchFinished(channel: String)
+        /// A subscriber held back at its bound read down to half of what it holds.
+        case subscriberDrained(channel: String, subscriber: UInt64)
         /// The store's writer finished a batch (`nil`: written).
         case storeWritten(SessionStoreError?)
     }
@@ -41,6 +43,7 @@ extension Session {
         case requests
         case outboxDeadline
         case refreshDeadline
+        case subscriberStall
         /// A timer of one socket (its attempt's id), dropped with it.
         case socket(UInt64, SocketTimer)
 
@@ -57,6 +60,7 @@ extension Session {
             case .requests: .request
             case .outboxDeadline: .outbox
             case .refreshDeadline: .refresh
+            case .subscriberStall: .subscriberStall
             case .socket(_, let timer): timer.sessionTimer
             }
         }

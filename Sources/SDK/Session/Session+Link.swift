@@ -217,7 +217,7 @@ extension Session {
         guard settings.replayMode == .pipelined else { return [] }
         return journal.steps.compactMap { id in
             guard let channel = channelName(of: id), let state = channels[channel] else { return nil }
-            return WireResume(topic: Topic(channel, options: state.options), position: state.position)
+            return WireResume(topic: Topic(channel, options: state.options), position: resumePosition(of: state))
         }
     }
 
@@ -235,6 +235,8 @@ extension Session {
             armOutboxDeadline()
         case .refreshDeadline:
             failRefresh(SessionError(.timedOut, "the background refresh did not finish within its deadline"))
+        case .subscriberStall:
+            subscriberStallCheck()
         case .socket(let attempt, let timer):
             // A timer of a socket let go finds nothing.
             guard connection(of: attempt) != nil else { return }

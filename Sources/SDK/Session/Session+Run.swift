@@ -73,6 +73,8 @@ extension Session {
             storeWritten(error)
         case .batchFinished(let channel):
             advanceFinished(channel)
+        case .subscriberDrained(let channel, let subscriber):
+            subscriberDrained(subscriber, on: channel)
         }
     }
 

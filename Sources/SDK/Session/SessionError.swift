@@ -5,7 +5,8 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of failure. New codes may be added; `switch` with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
-            case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notWanted, encodingFailed, subscriberTooSlow
+            case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notWanted, encodingFailed, subscriberTooSlow,
+                subscriberFellBehind
         }
 
         let wrapped: Wrapped
@@ -33,10 +34,18 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The message could not be encoded (for instance it is larger than the frame limit).
         public static let encodingFailed = Code(wrapped: .encodingFailed)
 
-        /// A subscriber fell further behind than ``AppSettings/subscriberBufferLimit`` allows:
-        /// its ``Subscription`` ends with this after the messages it held (the message names the
-        /// last one it got). Subscribe again, and fetch what came meanwhile.
+        /// A subscriber stopped reading: held back at its bound
+        /// (``AppSettings/subscriberBufferLimit``, ``AppSettings/subscriberBufferBytes``), it read
+        /// nothing for ``AppSettings/subscriberStallTimeout``. Its ``Subscription`` ends with this
+        /// after the messages it held (the message names the last one it got). Subscribe again,
+        /// and fetch what came meanwhile.
         public static let subscriberTooSlow = Code(wrapped: .subscriberTooSlow)
+        /// A subscriber that reads, slower than its channel's stream, missed messages the session
+        /// cannot get back for it: the server's protocol cannot ask for a channel's messages
+        /// again (all but Tether's), or the catch-up went past what the server still holds. Its
+        /// ``Subscription`` ends with this after the messages it held (the message names the last
+        /// one it got). Subscribe again, and fetch what came meanwhile.
+        public static let subscriberFellBehind = Code(wrapped: .subscriberFellBehind)
 
         public var description: String { wrapped.rawValue }
     }

@@ -1,7 +1,9 @@
 /// The messages of one channel, in sequence order, each exactly once. It ends when the app
 /// unsubscribes, with an error when the server rejects the subscription, and when the session
-/// ends. A reader that falls more than ``AppSettings/subscriberBufferLimit`` messages behind
-/// gets what was held for it, then ``SessionError/Code/subscriberTooSlow``. Stop iterating (or drop it) to unsubscribe: dropping the last `Subscription` of a
+/// ends. A reader that falls behind by more than ``AppSettings/subscriberBufferLimit`` messages
+/// (or ``AppSettings/subscriberBufferBytes``) is held back until it has read half of them, then
+/// caught up where the protocol can (``AppSettings/Builder/subscriberBufferLimit(_:)``); one that
+/// stops reading ends with ``SessionError/Code/subscriberTooSlow``. Stop iterating (or drop it) to unsubscribe: dropping the last `Subscription` of a
 /// channel unsubscribes from it, so keep it alive while you want the channel (in a test, until
 /// its last line).
 ///
@@ -17,29 +19,32 @@ public struct Subscription: AsyncSequence, Sendable {
     /// The messages, in the batches the session hands over: the messages of one read from the
     /// socket go to a subscriber in one step, so an app that keeps up wakes once per read, not
     /// once per message.
-    let batches: AsyncThrowingStream<[ChannelMessage], any Error>
+    let batches: AsyncThrowingStream<Subscriber.Batch, any Error>
     /// How many messages the session handed over that no iterator has taken yet (the session
     /// hands over no more than ``AppSettings/subscriberBufferLimit``), the rest of the batch
     /// being read, and how far the app got.
     let backlog: Locked<Subscriber.Backlog>
     /// Tells the session that the app finished a batch.
     let batchFinished: @Sendable () -> Void
+    /// Tells the session that the subscriber, held back at its bound, has read down to half.
+    let drained: @Sendable () -> Void
 
     init(
-        channel: String, batches: AsyncThrowingStream<[ChannelMessage], any Error>, backlog: Locked<Subscriber.Backlog>,
-        batchFinished: @escaping @Sendable () -> Void = {}
+        channel: String, batches: AsyncThrowingStream<Subscriber.Batch, any Error>, backlog: Locked<Subscriber.Backlog>,
+        batchFinished: @escaping @Sendable () -> Void = {}, drained: @escaping @Sendable () -> Void = {}
     ) {
         self.channel = channel
         self.batches = batches
         self.backlog = backlog
         self.batchFinished = batchFinished
+        self.drained = drained
     }
 
     /// The position of the last message the session handed to this subscription.
     package var lastHandedPosition: StreamPosition? { backlog.withLock { $0.lastPosition } }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(batches: batches.makeAsyncIterator(), backlog: backlog, batchFinished: batchFinished)
+        Iterator(batches: batches.makeAsyncIterator(), backlog: backlog, batchFinished: batchFinished, drained: drained)
     }
 
     struct HeldBatch: Sendable {
@@ -61,9 +66,10 @@ public struct Subscription: AsyncSequence, Sendable {
     /// Reads a subscription's messages one at a time; the next message of a batch already
     /// handed over is returned without suspending.
     public struct Iterator: AsyncIteratorProtocol {
-        var batches: AsyncThrowingStream<[ChannelMessage], any Error>.Iterator
+        var batches: AsyncThrowingStream<Subscriber.Batch, any Error>.Iterator
         let backlog: Locked<Subscriber.Backlog>
         let batchFinished: @Sendable () -> Void
+        let drained: @Sendable () -> Void
 
         public mutating func next() async throws -> ChannelMessage? {
             try await next(isolation: nil)
@@ -76,10 +82,15 @@ public struct Subscription: AsyncSequence, Sendable {
                 if let message { return message }
                 if finishedBatch { batchFinished() }
                 guard let batch = try await batches.next(isolation: actor) else { return nil }
-                backlog.withLock { backlog in
-                    backlog.unread -= batch.count
-                    backlog.held = HeldBatch(messages: batch)
+                let readDown = backlog.withLock { backlog in
+                    backlog.unread -= batch.messages.count
+                    backlog.unreadBytes -= batch.bytes
+                    backlog.held = HeldBatch(messages: batch.messages)
+                    guard let resumeAt = backlog.resumeAt, backlog.unread <= resumeAt.messages, backlog.unreadBytes <= resumeAt.bytes else { return false }
+                    backlog.resumeAt = nil
+                    return true
                 }
+                if readDown { drained() }
             }
         }
     }

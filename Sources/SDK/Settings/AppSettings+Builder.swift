@@ -29,7 +29,9 @@ extension AppSettings {
         private var logger: SessionLogger = .platformDefault
         private var heartbeat: (interval: Duration, timeout: Duration)? = (.seconds(25), .seconds(10))
         private var probeTimeout: Duration = .seconds(3)
-        private var subscriberBufferLimit = 10_000
+        var subscriberBufferLimit = 10_000
+        var subscriberBufferBytes = 8 << 20
+        var subscriberStallTimeout: Duration = .seconds(60)
 
         public init() {}
 
@@ -221,18 +223,6 @@ extension AppSettings {
             return copy
         }
 
-        /// How many messages one ``Subscription`` may hold unread (default 10,000; a subscriber
-        /// that holds nothing takes one socket read's batch whole, however large). A subscriber
-        /// that falls further behind does not make the session hold every later message for it:
-        /// its stream ends, after the messages it holds, with ``SessionError/Code/subscriberTooSlow``
-        /// (naming the last message it got), and the subscription is let go as if dropped. The
-        /// other subscribers, the socket and the heartbeat go on. 1 to 1,000,000.
-        public func subscriberBufferLimit(_ messages: Int) -> Builder {
-            var copy = self
-            copy.subscriberBufferLimit = messages
-            return copy
-        }
-
         /// The codec of Tether's own protocol (default `JSONWireCodec`: its limits, for tests).
         package func codec(_ codec: any WireCodec) -> Builder {
             var copy = self
@@ -259,9 +249,7 @@ extension AppSettings {
             guard (0...(1 << 30)).contains(outboxByteLimit) else {
                 throw SettingsError(.invalidLimit, "outboxByteLimit must be 0 to 1073741824 bytes (got \(outboxByteLimit))")
             }
-            guard (1...1_000_000).contains(subscriberBufferLimit) else {
-                throw SettingsError(.invalidLimit, "subscriberBufferLimit must be 1 to 1000000 messages (got \(subscriberBufferLimit))")
-            }
+            try checkFlowControl()
             guard (1...100).contains(replayAttempts) else { throw SettingsError(.invalidLimit, "replayAttempts must be 1 to 100 (got \(replayAttempts))") }
             if case .adapter(let adapter) = serverProtocol.kind, let problem = adapter.settingsProblem {
                 throw SettingsError(.invalidProtocol, problem)
@@ -289,6 +277,8 @@ extension AppSettings {
                 heartbeat: heartbeat,
                 foregroundProbeTimeout: probeTimeout,
                 subscriberBufferLimit: subscriberBufferLimit,
+                subscriberBufferBytes: subscriberBufferBytes,
+                subscriberStallTimeout: subscriberStallTimeout,
                 tokenProvider: tokenProvider,
                 customPolicy: customPolicy,
                 store: store

@@ -87,6 +87,12 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     /// How many messages one ``Subscription`` may hold unread
     /// (``Builder/subscriberBufferLimit(_:)``, default 10,000).
     public let subscriberBufferLimit: Int
+    /// How many bytes of messages one ``Subscription`` may hold unread
+    /// (``Builder/subscriberBufferBytes(_:)``, default 8 MiB).
+    public let subscriberBufferBytes: Int
+    /// How long a subscriber held back at its bound may go without reading before it counts as
+    /// stopped (``Builder/subscriberStallTimeout(_:)``, default 60 s).
+    public let subscriberStallTimeout: Duration
     let tokenProvider: TokenProvider?
     let customPolicy: (any SessionPolicy)?
     /// Where the session keeps its outbox, its positions and its protocol's session state

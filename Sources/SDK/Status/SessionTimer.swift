@@ -16,6 +16,8 @@ public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConverti
         case outboxDeadline
         /// A background refresh's deadline.
         case refreshDeadline
+        /// The check for subscribers held back at their bound that stopped reading.
+        case subscriberStall
         case heartbeat
         /// The server protocol's own (`socket.io-heartbeat`, `mqtt-keepalive`).
         case protocolTimer
@@ -44,6 +46,7 @@ public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConverti
     public static let outbox = SessionTimer(.outboxDeadline, name: "outbox")
     public static let refresh = SessionTimer(.refreshDeadline, name: "refresh")
     public static let heartbeat = SessionTimer(.heartbeat, name: "heartbeat")
+    public static let subscriberStall = SessionTimer(.subscriberStall, name: "subscriber-stall")
 
     public static func < (lhs: SessionTimer, rhs: SessionTimer) -> Bool { lhs.name < rhs.name }
 

@@ -130,7 +130,7 @@ struct SessionEventBatchTests {
             let room = try await subscribe(session, to: "room", id: 2, latest: 0, on: connection, &sent)
             connection.push([message(1, "a"), message(2, "b"), .frame(.text("garbage")), message(3, "after the bad frame")])
             var batches = room.batches.makeAsyncIterator()
-            #expect(try await batches.next()?.map(\.data) == ["a", "b"])
+            #expect(try await batches.next()?.messages.map(\.data) == ["a", "b"])
             let passed = try await status.waitFor { $0.reason?.code == .error }
             #expect(passed.last?.reason?.detail?.hasPrefix("bad frame from server") == true, "\(passed)")
             #expect(session.subscribedChannels["room"] == .some(2), "the message after the bad frame was not delivered")
@@ -178,15 +178,15 @@ struct SessionEventBatchTests {
             var againBatches = again.batches.makeAsyncIterator()
             var lobbyBatches = lobby.batches.makeAsyncIterator()
             let first = try #require(try await roomBatches.next())
-            #expect(first.map(\.data) == ["a", "b", "c"], "one step, the duplicate dropped")
+            #expect(first.messages.map(\.data) == ["a", "b", "c"], "one step, the duplicate dropped")
             #expect(session.subscribedChannels["room"] == .some(3), "mirrored before the app sees the messages")
-            #expect(try await againBatches.next()?.map(\.data) == ["a", "b", "c"])
-            #expect(try await lobbyBatches.next()?.map(\.data) == ["x"])
+            #expect(try await againBatches.next()?.messages.map(\.data) == ["a", "b", "c"])
+            #expect(try await lobbyBatches.next()?.messages.map(\.data) == ["x"])
 
             connection.push([message(4, "d")])
             connection.push([message(5, "e"), message(6, "f")])
-            #expect(try await roomBatches.next()?.map(\.data) == ["d"], "a read is a step of its own")
-            #expect(try await roomBatches.next()?.map(\.data) == ["e", "f"])
+            #expect(try await roomBatches.next()?.messages.map(\.data) == ["d"], "a read is a step of its own")
+            #expect(try await roomBatches.next()?.messages.map(\.data) == ["e", "f"])
             _ = (again, lobby)
         }
     }

@@ -119,3 +119,34 @@ extension PatientReader where Element == ChannelMessage {
         self.init(stream)
     }
 }
+
+extension PatientReader where Element == Result<ChannelMessage, SessionError> {
+    /// Reads what is left of a subscription through `iterator`, eagerly, each read with patience:
+    /// every message, then the error that ended it (if one did).
+    convenience init(rest iterator: sending Subscription.Iterator) {
+        let (stream, continuation) = AsyncStream<Element>.makeStream()
+        let pump = Task {
+            var iterator = iterator
+            do {
+                while let message = try await iterator.next() { continuation.yield(.success(message)) }
+            } catch let error as SessionError {
+                continuation.yield(.failure(error))
+            } catch {}
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in pump.cancel() }
+        self.init(stream)
+    }
+
+    /// The next message's data (`nil` for an error, the end, or nothing within the patience).
+    func nextData(sourceLocation: SourceLocation = #_sourceLocation) async -> JSONValue? {
+        guard case .success(let message)? = await next(sourceLocation: sourceLocation) else { return nil }
+        return message.data
+    }
+
+    /// The error that ended the subscription, once its messages are read (`nil` if none came).
+    func nextError(sourceLocation: SourceLocation = #_sourceLocation) async -> SessionError? {
+        guard case .failure(let error)? = await next(sourceLocation: sourceLocation) else { return nil }
+        return error
+    }
+}

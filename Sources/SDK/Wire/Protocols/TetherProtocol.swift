@@ -62,7 +62,9 @@ package struct TetherProtocol: WireProtocolDescription {
     package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
 
     package var capabilities: WireCapabilities {
-        WireCapabilities(publishAcknowledgement: .always, resumesSubscriptions: true, liveness: .clientPing, canProbe: true, deduplicatesPublishes: true)
+        var capabilities = WireCapabilities(publishAcknowledgement: .always, resumesSubscriptions: true, liveness: .clientPing, canProbe: true, deduplicatesPublishes: true)
+        capabilities.catchesUpSubscribers = true
+        return capabilities
     }
 
     /// A version-1 machine (`auth` first).

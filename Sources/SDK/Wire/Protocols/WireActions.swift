@@ -164,6 +164,10 @@ package struct WireCapabilities: Hashable, Sendable {
     /// ids delivered, by position): with a store it is written with the positions, before the
     /// app is handed the messages, not only when the socket ends.
     package var sessionStateTracksDeliveries = false
+    /// Indicates that a channel subscribed again from a position gets every message after it
+    /// that the server still holds, and says when it holds too few (a gap): a subscriber held
+    /// back at its bound can be caught up (Tether's protocol).
+    package var catchesUpSubscribers = false
 
     package init(
         publishAcknowledgement: PublishAcknowledgement, resumesSubscriptions: Bool, liveness: Liveness, canProbe: Bool, deduplicatesPublishes: Bool = false,
