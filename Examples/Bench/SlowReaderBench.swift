@@ -18,8 +18,11 @@ struct SlowReaderBench {
         let total = seconds * rate
         let server = TestServer(retention: total)
         let holds = Locked(0)
-        let logger = SessionLogger(minimumLevel: .notice) { record in
+        // BENCH_LOG=1: the session's log on standard error, to see the holds and catch-ups.
+        let verbose = ProcessInfo.processInfo.environment["BENCH_LOG"] == "1"
+        let logger = SessionLogger(minimumLevel: verbose ? .debug : .notice) { record in
             if record.message.contains("held back until") { holds.withLock { $0 += 1 } }
+            if verbose { FileHandle.standardError.write(Data("\(ContinuousClock.now) \(record)\n".utf8)) }
         }
         let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:9/").token("bench").noHeartbeat().subscriberBufferLimit(limit).logger(logger).build()
         let session = Session(settings: settings, transport: server.transport())
@@ -40,6 +43,7 @@ struct SlowReaderBench {
             while received < total {
                 guard let message = try await messages.next() else { break }
                 received += 1
+                if verbose, received % 5000 == 0 { FileHandle.standardError.write(Data("\(ContinuousClock.now) reader: \(received) (n = \(message.data["n"] ?? .null))\n".utf8)) }
                 if message.data["n"] != JSONValue(received) { inOrder = false }
                 // Paced: `rate / 2` a second until the publisher is done.
                 let due = start + .microseconds(Int64(received) * 2_000_000 / Int64(rate))

@@ -1,4 +1,5 @@
 import SDK
+import Foundation
 
 extension TestServer {
     /// Accepts a connection whose upgrade offered `subprotocols` with `headers`: its id and the
@@ -7,6 +8,8 @@ extension TestServer {
     func accept(
         _ continuation: AsyncStream<TransportEvent>.Continuation, ledger: EventLedger?, subprotocols: [String], headers: [String: String]
     ) throws -> (ServerCore.ConnectionID, subprotocol: String?) {
+        order.lock()
+        defer { order.unlock() }
         let accepted: Result<(ServerCore.ConnectionID, UpgradeAnswer, [ServerCore.Output]), TransportError> = state.withLock { state in
             guard !state.isRefusing else { return .failure(TransportError(.connectionFailed, "connection refused by the test server")) }
             let upgrade = state.core.answerUpgrade(subprotocols: subprotocols, headers: headers)
@@ -26,6 +29,8 @@ extension TestServer {
     }
 
     func received(_ frame: TransportFrame, from id: ServerCore.ConnectionID) {
+        order.lock()
+        defer { order.unlock() }
         let (outputs, ready): ([ServerCore.Output], [OneShot]) = state.withLock { state in
             guard state.connections[id] != nil else { return ([], []) }
             do {

@@ -1,4 +1,5 @@
 public import SDK
+import Foundation
 
 /// An in-memory realtime server that speaks the protocol (``ServerCore``), for host apps' tests.
 /// Connect sessions to it with ``transport()``. It answers at once, in order — or after a
@@ -37,6 +38,12 @@ public final class TestServer: Sendable {
     }
 
     let state: Locked<State>
+    /// Held from working out a frame's (or a publish's) answers until they are on their
+    /// connections: a publish on another thread cannot slip a live message between a
+    /// subscribe's `ok` and its catch-up, as a server that writes each connection in order
+    /// never does. Recursive: an answer handed to a connection never re-enters on this thread
+    /// today, and must not deadlock if it does.
+    let order = NSRecursiveLock()
 
     /// One connection's way to its session: each event yielded is a unit of the session's work
     /// when the session opened it with its tracker (``TestClock/runUntilIdle(limit:)``).
@@ -130,6 +137,8 @@ public final class TestServer: Sendable {
     /// protocol cannot carry (too large, too deep, NaN) is refused before it gets a number.
     @discardableResult
     public func publish(_ data: JSONValue, to channel: String) throws(CodecError) -> UInt64 {
+        order.lock()
+        defer { order.unlock() }
         let result: Result<(UInt64, [ServerCore.Output]), CodecError> = state.withLock { state in
             do throws(CodecError) {
                 return .success(try state.core.publish(data, to: channel))

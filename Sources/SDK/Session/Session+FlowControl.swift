@@ -52,6 +52,7 @@ extension Session {
             }
             // Caught up: it has what the channel has.
             if subscriber.flow == .catchingUp, let newest, let last = subscriber.lastPosition, last.isAtOrPast(newest) == true {
+                settings.logger.log(.debug, "\(name): a subscriber caught up (at \(last))")
                 channels[name]?.subscribers[id]?.flow = .flowing
             }
         }
@@ -61,7 +62,10 @@ extension Session {
 
     /// A subscriber held back read down to half: it is caught up from the last message it got.
     func subscriberDrained(_ id: UInt64, on name: String) {
-        guard case .heldBack = channels[name]?.subscribers[id]?.flow else { return }
+        guard case .heldBack = channels[name]?.subscribers[id]?.flow else {
+            settings.logger.log(.debug, "a subscriber of \(name) read down, but is not held back (\(String(describing: channels[name]?.subscribers[id]?.flow)))")
+            return
+        }
         channels[name]?.subscribers[id]?.flow = .catchingUp
         catchUp(name)
     }
@@ -73,9 +77,11 @@ extension Session {
         if connection.channels.pendingRequest(of: name) != nil {
             // Asked from an earlier position, or before this subscriber was due: once answered.
             channels[name]?.catchUpAgain = true
+            settings.logger.log(.debug, "\(name): a subscriber read down while a subscribe is on the way: caught up once it is answered")
             return
         }
         leaveOnServer(name)
+        settings.logger.log(.debug, "\(name): subscribing again from \(channels[name].flatMap(resumePosition(of:)).map { "\($0)" } ?? "now") to catch up a subscriber")
         sendSubscribe(name)
     }
 
@@ -83,6 +89,7 @@ extension Session {
     /// still holds (a gap) ends the subscribers that needed it; one asked for meanwhile goes.
     func catchUpSubscribed(_ name: String, _ outcome: SubscribeOutcome) {
         guard let state = channels[name] else { return }
+        settings.logger.log(.debug, "\(name): subscribed while a subscriber is held back or catching up (\(outcome))")
         if case .gap = outcome {
             for (id, subscriber) in state.subscribers where subscriber.flow == .catchingUp {
                 let error = subscriber.fellBehind(on: name, "the server no longer holds the messages after the last one it got (its retention)")

@@ -24,6 +24,11 @@ extension TetherProtocol {
         private struct Route {
             let subscription: SubscriptionID
             var lastDelivered: UInt64?
+            /// Its `ok` came. The server sends a subscription's messages after its `ok`: one for
+            /// the channel before it is an earlier subscription's, still on the way (the channel
+            /// was left and subscribed again), dropped here — counted, it would make the catch-up
+            /// that follows the `ok` look like duplicates.
+            var answered = false
         }
 
         private var channels: [String: Route] = [:]
@@ -93,7 +98,7 @@ extension TetherProtocol {
 
         private mutating func delivery(of message: ChannelMessage) -> WireAction? {
             // One lookup per message: the route is read and changed in place.
-            guard let index = channels.index(forKey: message.channel) else { return nil }
+            guard let index = channels.index(forKey: message.channel), channels.values[index].answered else { return nil }
             let subscription = channels.values[index].subscription
             if let sequence = message.sequence {
                 if let last = channels.values[index].lastDelivered, sequence <= last { return nil }
@@ -114,6 +119,7 @@ extension TetherProtocol {
                 let position = ack.sequence.map(StreamPosition.sequence)
                 switch waiting {
                 case .subscribe(let subscription, let resumed):
+                    if let channel = subscriptions[subscription], channels[channel]?.subscription == subscription { channels[channel]?.answered = true }
                     if let latest = ack.sequence, let channel = subscriptions[subscription], let route = channels[channel],
                        route.subscription == subscription, route.lastDelivered.map({ latest < $0 }) ?? true {
                         // Live from the server's latest; or a server whose latest is below what

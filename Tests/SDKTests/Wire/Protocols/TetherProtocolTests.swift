@@ -61,6 +61,22 @@ struct TetherProtocolTests {
         #expect(machine.receive(message(3, "other")) == [.delivery(8, 3, position: .sequence(3))], "its new numbering is not dropped")
     }
 
+    @Test("a channel left and subscribed again: a message of the earlier subscription still on the way before the new one's ok is dropped, so the catch-up after the ok is delivered whole")
+    func staleMessageBeforeOk() {
+        var machine = ready()
+        expectKinds(machine.perform(.subscribe(7, Topic("room"), resume: nil)), [.send])
+        #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 0)))) == [.subscribed(7, .live(at: .sequence(0)))])
+        func message(_ sequence: UInt64) -> TransportFrame { frame(.message(ChannelMessage(channel: "room", sequence: sequence, data: JSONValue(sequence)))) }
+        #expect(machine.receive(message(1)) == [.delivery(7, 1, position: .sequence(1))])
+        expectKinds(machine.perform(.unsubscribe(7)), [.send])
+        expectKinds(machine.perform(.subscribe(8, Topic("room"), resume: .sequence(1))), [.send])
+        #expect(machine.receive(message(2)) == [], "the earlier subscription's, before the new one's ok")
+        #expect(machine.receive(frame(.ack(Ack(id: 3)))) == [])
+        #expect(machine.receive(frame(.ack(Ack(id: 4, sequence: 3)))) == [.subscribed(8, .caughtUp(to: .sequence(3)))])
+        #expect(machine.receive(message(2)) == [.delivery(8, 2, position: .sequence(2))], "the catch-up: not taken for a duplicate")
+        #expect(machine.receive(message(3)) == [.delivery(8, 3, position: .sequence(3))])
+    }
+
     @Test("after authentication: requests wait for auth's ok, then go out in order")
     func afterAuthentication() {
         var machine = TetherProtocol(handshake: .afterAuthentication).makeMachine()
@@ -112,6 +128,7 @@ struct TetherProtocolTests {
     func deliveries() {
         var machine = ready()
         expectKinds(machine.perform(.subscribe(7, Topic("room"), resume: nil)), [.send])
+        expectKinds(machine.receive(frame(.ack(Ack(id: 2, sequence: 40)))), [.subscribed])
         #expect(machine.receive(frame(.message(ChannelMessage(channel: "room", sequence: 41, data: "hi")))) == [.delivery(7, "hi", position: .sequence(41))])
         #expect(machine.receive(frame(.message(ChannelMessage(channel: "other", sequence: 1, data: "x")))) == [])
     }
