@@ -19,10 +19,12 @@ struct LivenessIntegrationTests {
                 let frozenAt = ContinuousClock.now
                 try await status.waitFor { $0.reason?.detail?.contains("half-open") == true }
                 let detection = ContinuousClock.now - frozenAt
-                // The promise: a ping within the interval, its pong missed within the timeout —
-                // 400 ms at most; plus 2 s of slack for scheduling on a loaded 2-core machine
-                // under a sanitizer (a detector 10× slower than promised would fail).
-                #expect(detection <= .milliseconds(400) + .seconds(2), "half-open detected after \(detection) (heartbeat 200 ms + timeout 200 ms)")
+                // The reason says the heartbeat found it. Its bound (interval + timeout) is pinned
+                // on the test clock (`SessionLivenessTests.halfOpen`); in real time on a loaded
+                // 2-core machine under TSan one run took 2.9 s for the promised 0.4 s, so this
+                // only tells it from the detectors that would find it in tens of seconds (TCP,
+                // a 30 s watchdog).
+                #expect(detection <= .seconds(10), "half-open detected after \(detection) (heartbeat 200 ms + timeout 200 ms)")
                 server.updateFaults { $0.freeze = false }
                 try await status.waitFor(.connected)
             }
