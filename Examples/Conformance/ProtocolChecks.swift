@@ -21,7 +21,8 @@ extension ConformanceSuite {
                 try await client.send(first)
                 let reply = try await client.next()
                 try require(reply["type"] == "error" && reply["code"] == "bad_request", "'\(first)' answered \(reply)")
-                try await client.send(#"{"type":"auth","id":9,"token":"\#(target.token)"}"#)
+                // A server that already closed cannot apply it: a send that fails is a pass.
+                try? await client.send(#"{"type":"auth","id":9,"token":"\#(target.token)"}"#)
                 try await client.expectClose(4400)
                 await client.close()
             }
