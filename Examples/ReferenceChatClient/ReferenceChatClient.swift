@@ -137,6 +137,9 @@ public actor ReferenceChatClient: ManagedConnection {
             await lose(attempt, .credentialsRejected, .doNotRetry)
         case .error(let error):
             if let id = error.id { finish(id, with: Failure(description: "\(error)")) }
+        case .resumeSet:
+            // Version 3 only; this client speaks version 1.
+            break
         }
     }
 

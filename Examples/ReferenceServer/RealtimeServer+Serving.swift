@@ -86,7 +86,7 @@ extension RealtimeServer {
                             var headers = HTTPHeaders()
                             switch answer {
                             case .refuse: return channel.eventLoop.makeSucceededFuture(nil)
-                            case .version2: headers.add(name: "Sec-WebSocket-Protocol", value: answer.subprotocol ?? "")
+                            case .upgraded: headers.add(name: "Sec-WebSocket-Protocol", value: answer.subprotocol ?? "")
                             case .version1: break
                             }
                             let answered = headers

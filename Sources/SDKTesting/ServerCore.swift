@@ -34,16 +34,23 @@ package struct ServerCore: Sendable {
         /// The most keys a channel remembers (the oldest go first), so a flood of publishes
         /// cannot grow memory without bound.
         package var maxKeysPerChannel: Int
+        /// How long a closed connection's subscriptions are kept for a version-3 resume set.
+        package var resumeSetLifetime: Duration
+        /// The most closed connections' sets kept (the oldest go first).
+        package var maxResumeSets: Int
 
         package init(
             tokens: Set<String>? = nil, retention: Int = 1000, codec: JSONWireCodec = JSONWireCodec(),
-            deduplicationWindow: Duration = .seconds(120), maxKeysPerChannel: Int = 100_000
+            deduplicationWindow: Duration = .seconds(120), maxKeysPerChannel: Int = 100_000,
+            resumeSetLifetime: Duration = .seconds(300), maxResumeSets: Int = 10_000
         ) {
             self.tokens = tokens
             self.retention = max(retention, 0)
             self.codec = codec
             self.deduplicationWindow = deduplicationWindow
             self.maxKeysPerChannel = max(maxKeysPerChannel, 0)
+            self.resumeSetLifetime = resumeSetLifetime
+            self.maxResumeSets = max(maxResumeSets, 0)
         }
     }
 
@@ -73,11 +80,16 @@ package struct ServerCore: Sendable {
         var keys = KeyMemory()
     }
 
-    private struct Client {
+    struct Client {
         var isAuthenticated = false
         /// Closed by the server: nothing more it sends is applied.
         var isClosing = false
-        var channels: Set<String> = []
+        /// The channels it subscribed to, each with its base: the channel's latest sequence
+        /// number when the subscribe was answered (the `ok`'s `seq`).
+        var channels: [String: UInt64] = [:]
+        /// Version 3: the token its subscriptions are kept under, and the credentials it opened with.
+        var resumeToken: String?
+        var credential: String?
     }
 
     package var configuration: Configuration
@@ -88,9 +100,16 @@ package struct ServerCore: Sendable {
     /// Indicates that the server speaks version 2 (resume in the upgrade request) when a client
     /// offers it; false plays a version-1 server.
     package var acceptsVersion2 = true
+    /// Indicates that the server speaks version 3 (a resume set kept under a token) when a client
+    /// offers it and ``acceptsVersion2``; false plays a version-2 server.
+    package var acceptsVersion3 = true
     private var channels: [String: Channel] = [:]
-    private var clients: [ConnectionID: Client] = [:]
-    private let now: @Sendable () -> Duration
+    var clients: [ConnectionID: Client] = [:]
+    /// Closed connections' subscriptions by resume token, and their tokens, oldest first.
+    var keptSets = KeptSets()
+    /// Open version-3 connections by their resume token.
+    var openResumeTokens: [String: ConnectionID] = [:]
+    let now: @Sendable () -> Duration
 
     /// - Parameter now: the time, on any monotonic origin (idempotency keys expire by it).
     package init(_ configuration: Configuration = Configuration(), now: @escaping @Sendable () -> Duration = ServerCore.uptime) {
@@ -120,7 +139,12 @@ package struct ServerCore: Sendable {
     /// (connections are the caller's to close).
     package mutating func forgetHistory() {
         channels = [:]
-        for id in clients.keys { clients[id]?.channels = [] }
+        keptSets = KeptSets()
+        openResumeTokens = [:]
+        for id in clients.keys {
+            clients[id]?.channels = [:]
+            clients[id]?.resumeToken = nil
+        }
     }
 
     package mutating func connectionOpened(_ id: ConnectionID) {
@@ -132,33 +156,53 @@ package struct ServerCore: Sendable {
     /// `ok` and its catch-up, in order, as if the client had sent `subscribe` with that `id`.
     package mutating func connectionOpened(_ id: ConnectionID, upgrade: UpgradeAnswer) -> [Output] {
         clients[id] = Client()
-        guard case .version2(let request) = upgrade else { return [] }
+        guard case .upgraded(let request) = upgrade else { return [] }
         clients[id]?.isAuthenticated = true
-        return request.entries.flatMap { subscribe(id, requestID: $0.id, name: $0.channel, since: $0.since) }
+        var outputs: [Output] = []
+        if let resumed = request.resumedSet {
+            // Version 3: the token first, then the answers.
+            let token = Self.makeResumeToken()
+            clients[id]?.resumeToken = token
+            openResumeTokens[token] = id
+            clients[id]?.credential = request.credential
+            outputs += reply(id, .resumeSet(token: token, resumed: resumed))
+        }
+        return outputs + request.entries.flatMap { subscribe(id, requestID: $0.id, name: $0.channel, since: $0.since) }
     }
 
     /// How to answer a WebSocket upgrade request that offered `subprotocols` with `headers`
-    /// (names in any case): version 2 when the client offered `tether.v2` (credentials checked
-    /// now: 401 refuses them; a malformed `Tether-Resume` is 400), version 1 otherwise.
+    /// (names in any case): version 3 when the client offered `tether.v3`, 2 when it offered
+    /// `tether.v2` (credentials checked now: 401 refuses them; a malformed `Tether-Resume` or
+    /// `Tether-Resume-Set` is 400), version 1 otherwise.
     package func answerUpgrade(subprotocols: [String], headers: [String: String]) -> UpgradeAnswer {
-        guard acceptsVersion2, subprotocols.contains(TetherUpgrade.subprotocol) else { return .version1 }
+        let version3 = acceptsVersion3 && subprotocols.contains(TetherResumeSet.subprotocol)
+        guard acceptsVersion2, version3 || subprotocols.contains(TetherUpgrade.subprotocol) else { return .version1 }
         func header(_ name: String) -> String? { headers.first { $0.key.lowercased() == name.lowercased() }?.value }
         let token = header(TetherUpgrade.authorizationHeader).flatMap(TetherUpgrade.bearerToken).map(Secret.init)
         if header(TetherUpgrade.authorizationHeader) != nil, token == nil {
             return .refuse(httpStatus: 401, reason: "the Authorization header is not 'Bearer <token>'")
         }
         guard !rejectsAllCredentials, accepts(token) else { return .refuse(httpStatus: 401, reason: "credentials rejected") }
+        let named: [TetherUpgrade.Entry]
         do {
-            let entries = try TetherUpgrade.decode(header(TetherUpgrade.resumeHeader) ?? "")
-            return .version2(UpgradeAnswer.Request(entries: entries))
+            named = try TetherUpgrade.decode(header(TetherUpgrade.resumeHeader) ?? "")
         } catch {
             return .refuse(httpStatus: 400, reason: "malformed \(TetherUpgrade.resumeHeader): \(error)")
+        }
+        guard version3 else { return .upgraded(UpgradeAnswer.Request(entries: named, subprotocol: TetherUpgrade.subprotocol)) }
+        do throws(TetherUpgrade.MalformedHeader) {
+            let (bySet, resumed) = try resumeSet(header(TetherResumeSet.header), named: named, credential: token?.revealedValue)
+            return .upgraded(UpgradeAnswer.Request(entries: bySet + named, subprotocol: TetherResumeSet.subprotocol, resumedSet: resumed, credential: token?.revealedValue))
+        } catch {
+            return .refuse(httpStatus: 400, reason: "malformed \(TetherResumeSet.header): \(error)")
         }
     }
 
     package mutating func connectionClosed(_ id: ConnectionID) {
         guard let client = clients.removeValue(forKey: id) else { return }
-        for name in client.channels { channels[name]?.subscribers.remove(id) }
+        for name in client.channels.keys { channels[name]?.subscribers.remove(id) }
+        if let token = client.resumeToken { openResumeTokens[token] = nil }
+        keep(client)
     }
 
     /// Handles a frame a client sent.
@@ -194,7 +238,7 @@ package struct ServerCore: Sendable {
             return subscribe(id, requestID: requestID, name: name, since: since)
         case .unsubscribe(let requestID, let name):
             channels[name]?.subscribers.remove(id)
-            clients[id]?.channels.remove(name)
+            clients[id]?.channels[name] = nil
             return reply(id, .ack(Ack(id: requestID)))
         case .publish(let requestID, let name, let data, let key):
             if let key, let sequence = channels[name]?.keys.sequence(for: key, now: now(), window: configuration.deduplicationWindow) {
@@ -222,7 +266,7 @@ package struct ServerCore: Sendable {
         var channel = channels.removeValue(forKey: name) ?? Channel()
         channel.subscribers.insert(id)
         channels[name] = channel
-        clients[id]?.channels.insert(name)
+        clients[id]?.channels[name] = channel.latest
         var missed: [Retained] = []
         var gap = false
         if let since, since < channel.latest {
@@ -263,7 +307,7 @@ package struct ServerCore: Sendable {
         return tokens.contains(token.revealedValue)
     }
 
-    private func reply(_ id: ConnectionID, _ message: ServerMessage) -> [Output] {
+    func reply(_ id: ConnectionID, _ message: ServerMessage) -> [Output] {
         guard let frame = try? configuration.codec.encode(message) else { return [] }
         return [.send(id, frame)]
     }

@@ -161,6 +161,10 @@ public final class TestServer: Sendable {
     /// offers it (see ``init(tokens:retention:codec:speaksVersion2:)``).
     public func setAcceptsVersion2(_ accepts: Bool) { state.withLock { $0.core.acceptsVersion2 = accepts } }
 
+    /// Whether a server that speaks version 2 speaks version 3 too (the resume set kept under a
+    /// token) to a client that offers it; true unless set.
+    package func setAcceptsVersion3(_ accepts: Bool) { state.withLock { $0.core.acceptsVersion3 = accepts } }
+
     /// Refuses subscriptions to `channels` (error `forbidden`) while set.
     public func setRejectingSubscriptions(to channels: Set<String>) { state.withLock { $0.core.rejectedChannels = channels } }
 

@@ -2,22 +2,38 @@ import SDK
 
 /// How a server answers a WebSocket upgrade request (``ServerCore/answerUpgrade(subprotocols:headers:)``).
 package enum UpgradeAnswer: Hashable, Sendable {
-    /// What a version-2 request carried (already checked).
+    /// What a version-2 or -3 request carried (already checked).
     package struct Request: Hashable, Sendable {
+        /// The subscriptions to answer, in order: those of the resume set, then those named.
         let entries: [TetherUpgrade.Entry]
+        /// `tether.v2` or `tether.v3`.
+        let subprotocol: String
+        /// Version 3: whether the set the request named was resumed; nil on version 2.
+        let resumedSet: Bool?
+        /// Version 3: the credentials the connection opened with (a kept set is resumed only
+        /// with the same).
+        let credential: String?
+
+        init(entries: [TetherUpgrade.Entry], subprotocol: String, resumedSet: Bool? = nil, credential: String? = nil) {
+            self.entries = entries
+            self.subprotocol = subprotocol
+            self.resumedSet = resumedSet
+            self.credential = credential
+        }
+
         /// The number of subscriptions the request carried.
         package var subscriptionCount: Int { entries.count }
     }
 
     /// Upgrade without a subprotocol: the client sends `auth` first.
     case version1
-    /// Upgrade choosing `tether.v2`: the connection is authenticated.
-    case version2(Request)
+    /// Upgrade choosing `tether.v2` or `tether.v3`: the connection is authenticated.
+    case upgraded(Request)
     /// Refuse the upgrade with this HTTP status.
     case refuse(httpStatus: Int, reason: String)
 
     /// The subprotocol the 101 chooses, if any.
     package var subprotocol: String? {
-        if case .version2 = self { TetherUpgrade.subprotocol } else { nil }
+        if case .upgraded(let request) = self { request.subprotocol } else { nil }
     }
 }

@@ -97,7 +97,7 @@ extension Session {
 
     /// Work that needs a child task of `run()`.
     enum Spawn: Sendable {
-        case open(attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?, resuming: [WireResume])
+        case open(attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?, resuming: [WireResume], continuing: WireSessionState?)
         case read(attempt: UInt64, connection: any TransportConnection, cancel: OneShot)
         case write(attempt: UInt64, connection: any TransportConnection, frames: AsyncStream<Outbound>, settled: OneShot)
         case customStep(RecoveryStepID, serial: UInt64, perform: @Sendable (RecoveryStepContext) async throws -> Void, context: RecoveryStepContext, cancel: OneShot)

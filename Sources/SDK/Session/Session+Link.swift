@@ -42,7 +42,7 @@ extension Session {
         guard case .idle = link else { return }
         recoveryAttemptStarted()
         let attempt = Attempt(id: id, cancel: OneShot(), settled: OneShot())
-        spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: runtime.lastSettled, resuming: resumeInHandshake()))
+        spawn(.open(attempt: attempt.id, cancel: attempt.cancel, settled: attempt.settled, after: runtime.lastSettled, resuming: resumeInHandshake(), continuing: wireSessionState))
         runtime.lastSettled = attempt.settled
         link = .opening(attempt)
     }

@@ -96,11 +96,11 @@ extension Session {
         let sink = inputSink
         let activity = clock.activity
         switch work {
-        case .open(let attempt, let cancel, let settled, let after, let resuming):
+        case .open(let attempt, let cancel, let settled, let after, let resuming, let state):
             let (transport, settings) = (transport, settings)
             spawn {
                 await Self.open(
-                    attempt: attempt, cancel: cancel, settled: settled, after: after, resuming: resuming, transport: transport, settings: settings, sink: sink
+                    attempt: attempt, cancel: cancel, settled: settled, after: after, resuming: resuming, continuing: state, transport: transport, settings: settings, sink: sink
                 )
             }
         case .read(let attempt, let connection, let cancel):
@@ -164,7 +164,7 @@ extension Session {
     }
 
     private static func open(
-        attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?, resuming: [WireResume],
+        attempt: UInt64, cancel: OneShot, settled: OneShot, after: OneShot?, resuming: [WireResume], continuing state: WireSessionState?,
         transport: any Transport, settings: AppSettings, sink: InputSink
     ) async {
         // Never two sockets: the previous attempt must have let go of its socket first. And
@@ -180,7 +180,7 @@ extension Session {
         let (result, cancelled) = await race({
             // A fresh token for every attempt, so an expired one is never reused.
             let token = try await settings.token()
-            let handshake = wireProtocol.handshake(endpoint: settings.serverURL, credentials: token, resuming: resuming)
+            let handshake = wireProtocol.handshake(endpoint: settings.serverURL, credentials: token, resuming: resuming, continuing: state)
             logger.log(.debug, "attempt \(attempt): opening \(handshake.redacted(handshake.url.absoluteString))")
             do {
                 let connection = if handshake.subprotocols.isEmpty {

@@ -73,6 +73,11 @@ package struct JSONWireCodec: WireCodec, Hashable {
             return .error(ServerError(id: id, code: try string("code", in: fields), message: fields["message"]?.stringValue ?? ""))
         case "pong":
             return .pong(id: try requestID("id", in: fields))
+        case "resume_set":
+            let token = try string("token", in: fields)
+            guard TetherResumeSet.isToken(Substring(token)) else { throw CodecError(.missingField, "a resume token is 1 to 64 base-64url characters") }
+            guard let resumed = fields["resumed"]?.boolValue else { throw CodecError(.missingField, "resume_set without 'resumed'") }
+            return .resumeSet(token: token, resumed: resumed)
         default:
             throw CodecError(.unknownType, "unknown server message type '\(type.prefix(40))'")
         }
@@ -91,7 +96,7 @@ package struct JSONWireCodec: WireCodec, Hashable {
             return .text(text + #""type":"ok"}"#)
         case .pong(let id):
             return .text(#"{"id":\#(id),"type":"pong"}"#)
-        case .message, .error:
+        case .message, .error, .resumeSet:
             break
         }
         var object: [String: JSONValue] = [:]
@@ -115,6 +120,10 @@ package struct JSONWireCodec: WireCodec, Hashable {
         case .pong(let id):
             object["type"] = "pong"
             object["id"] = JSONValue(id)
+        case .resumeSet(let token, let resumed):
+            object["type"] = "resume_set"
+            object["token"] = .string(token)
+            object["resumed"] = .bool(resumed)
         }
         return try checkedFrame(.object(object))
     }

@@ -8,6 +8,9 @@ package enum ServerMessage: Hashable, Sendable, CustomStringConvertible {
     case error(ServerError)
     /// The answer to a ping.
     case pong(id: RequestID)
+    /// Version 3's first frame (``TetherResumeSet``): the token this connection's subscriptions
+    /// are kept under, and whether the set the upgrade named was resumed.
+    case resumeSet(token: String, resumed: Bool)
 
     package var description: String {
         switch self {
@@ -15,6 +18,7 @@ package enum ServerMessage: Hashable, Sendable, CustomStringConvertible {
         case .message(let message): "message \(message.channel)#\(message.sequence.map(String.init) ?? "-")"
         case .error(let error): "error \(error)"
         case .pong(let id): "pong #\(id)"
+        case .resumeSet(_, let resumed): "resume_set resumed=\(resumed)"
         }
     }
 }

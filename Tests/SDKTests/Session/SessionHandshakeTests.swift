@@ -188,9 +188,10 @@ struct SessionHandshakeTests {
         }
     }
 
-    @Test("version 2: no auth and no subscribe on the wire; the upgrade carried the token and every since; the catch-up counted")
-    func resumeInUpgrade() async throws {
+    @Test("versions 2 and 3: no auth and no subscribe on the wire; the upgrade carried the token and every since (by name; by the kept set); the catch-up counted", arguments: [2, 3])
+    func resumeInUpgrade(version: Int) async throws {
         let server = TestServer(speaksVersion2: true)
+        server.setAcceptsVersion3(version == 3)
         let transport = server.transport()
         let session = Session(settings: try .testing(auto: true), transport: transport, clock: clock, lifecycle: lifecycle)
         try await withRunningSession(session) { status in
@@ -212,7 +213,13 @@ struct SessionHandshakeTests {
             #expect(server.receivedMessages.allSatisfy { if case .authenticate = $0 { false } else { true } })
             let headers = try #require(transport.requestedHeaders.last)
             #expect(headers["Authorization"] == "Bearer test-token")
-            #expect(headers["Tether-Resume"] == "1;room;0,2;news;0")
+            if version == 2 {
+                #expect(headers["Tether-Resume"] == "1;room;0,2;news;0")
+            } else {
+                #expect(headers["Tether-Resume"] == nil)
+                let set = try TetherResumeSet.Request(headerValue: try #require(headers["Tether-Resume-Set"]))
+                #expect(set.positions(for: [.init(channel: "news", base: 0), .init(channel: "room", base: 0)]) == [.since(0), .since(0)])
+            }
             #expect(transport.requestedURLs.allSatisfy { !$0.absoluteString.contains("test-token") })
             var messages = room.makeAsyncIterator()
             for n in 1...3 { #expect(try await messages.next()?.sequence == UInt64(n)) }

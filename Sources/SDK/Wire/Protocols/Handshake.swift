@@ -14,10 +14,13 @@ package struct Handshake: Hashable, Sendable {
     /// The subscriptions the request itself carries, in order (a protocol that can resume in its
     /// upgrade: Tether version 2), for the machine of the socket that opens.
     package var carried: [WireResume]
+    /// How many of ``carried`` (the first) the server answers only if it says so when the socket
+    /// opens (Tether version 3's resume set, which a server may no longer hold).
+    package var tentativelyCarried: Int
 
     package init(
         url: URL, headers: [String: String] = [:], subprotocols: [String] = [], secrets: [String] = [],
-        requiresSubprotocol: Bool = true, carried: [WireResume] = []
+        requiresSubprotocol: Bool = true, carried: [WireResume] = [], tentativelyCarried: Int = 0
     ) {
         self.url = url
         self.headers = headers
@@ -25,6 +28,7 @@ package struct Handshake: Hashable, Sendable {
         self.secrets = secrets
         self.requiresSubprotocol = requiresSubprotocol
         self.carried = carried
+        self.tentativelyCarried = tentativelyCarried
     }
 
     /// `text` with every secret replaced by `<redacted>` (also percent-encoded, as a URL holds it).

@@ -4,7 +4,7 @@ import Foundation
 extension TetherProtocol {
     /// One socket's Tether state.
     package struct Machine: WireMachine {
-        private enum Step: Hashable, Sendable { case opened, authenticating(RequestID) }
+        private enum Step: Hashable, Sendable { case opened, authenticating(RequestID), awaitingResumeSet }
         private enum Pending {
             case subscribe(SubscriptionID, resumed: Bool)
             /// Carried by the upgrade request; the core has not (yet) asked for it.
@@ -29,6 +29,21 @@ extension TetherProtocol {
             /// was left and subscribed again), dropped here — counted, it would make the catch-up
             /// that follows the `ok` look like duplicates.
             var answered = false
+            /// The `ok`'s `seq`: where the server counts this subscription's positions from in a
+            /// version-3 resume set.
+            var base: UInt64?
+        }
+
+        /// Version 3's resume set on this socket.
+        package enum ResumeSet: Sendable {
+            /// Not version 3.
+            case none
+            /// Waiting for the server's first frame, which says whether it answers `entries` (the
+            /// subscriptions the upgrade carried by the set `kept`, the last socket's): until then
+            /// they count as carried.
+            case awaited([TetherUpgrade.Entry], kept: TetherSessionState?)
+            /// This socket's subscriptions are kept under `token`.
+            case issued(token: String)
         }
 
         private var channels: [String: Route] = [:]
@@ -39,24 +54,49 @@ extension TetherProtocol {
         private let upgraded: [TetherUpgrade.Entry]?
         /// Carried subscriptions by channel, until the core asks for them.
         private var carried: [String: RequestID] = [:]
+        private var resumeSet: ResumeSet
 
-        init(codec: any WireCodec, pipelines: Bool, upgraded: [TetherUpgrade.Entry]?) {
+        init(codec: any WireCodec, pipelines: Bool, upgraded: [TetherUpgrade.Entry]?, resumeSet: ResumeSet = .none) {
             self.codec = codec
             self.pipelines = pipelines
             self.upgraded = upgraded
+            self.resumeSet = resumeSet
         }
+
+        /// On version 3, the token and the subscriptions answered on this socket (or, before the
+        /// server's first frame, the last socket's); nothing otherwise.
+        package var sessionState: WireSessionState? {
+            switch resumeSet {
+            case .none:
+                return nil
+            case .awaited(_, let kept):
+                return kept.map(WireSessionState.init)
+            case .issued(let token):
+                let members = channels.compactMap { channel, route in
+                    route.answered ? route.base.map { TetherResumeSet.Member(channel: channel, base: $0) } : nil
+                }
+                return WireSessionState(TetherSessionState(token: token, members: TetherResumeSet.canonical(members)))
+            }
+        }
+
+        /// None: a server forgets a resume token within minutes, so a relaunch resumes by name.
+        package var durableSessionState: WireSessionState? { nil }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
             guard gate.step == .opened else { return [] }
             if let upgraded {
                 // Version 2: the 101 says the server accepted the credentials and is answering
                 // the carried subscriptions; the core's resubscribes claim them by channel.
-                _ = gate.open()
-                for entry in upgraded {
-                    pending[entry.id] = .carried(channel: entry.channel, resumed: entry.since != nil)
-                    carried[entry.channel] = entry.id
-                    nextWireID = max(nextWireID, entry.id)
+                // Version 3: those carried by the set too, unless the server's first frame says
+                // it no longer holds the set (then the claimed ones go in frames, and every
+                // other request waits for them: a publish must not overtake a resubscribe).
+                carry(upgraded)
+                guard case .awaited(let bySet, _) = resumeSet else {
+                    _ = gate.open()
+                    return [.ready]
                 }
+                carry(bySet)
+                gate.advance(to: .awaitingResumeSet)
                 return [.ready]
             }
             let id = makeWireID()
@@ -107,8 +147,41 @@ extension TetherProtocol {
             return .delivery(subscription, message.data, position: message.position)
         }
 
+        /// The server answers `entries` (carried by the upgrade).
+        private mutating func carry(_ entries: [TetherUpgrade.Entry]) {
+            for entry in entries {
+                pending[entry.id] = .carried(channel: entry.channel, resumed: entry.since != nil)
+                carried[entry.channel] = entry.id
+                nextWireID = max(nextWireID, entry.id)
+            }
+        }
+
+        /// The server does not answer `entries` after all: those the core asked for go in frames.
+        private mutating func uncarry(_ entries: [TetherUpgrade.Entry]) -> [WireAction] {
+            var actions: [WireAction] = []
+            for entry in entries {
+                if carried[entry.channel] == entry.id {
+                    carried[entry.channel] = nil
+                    pending[entry.id] = nil
+                } else if case .subscribe(let subscription, _)? = pending.removeValue(forKey: entry.id), let since = channels[entry.channel].map({ $0.lastDelivered }) {
+                    let id = makeWireID()
+                    pending[id] = .subscribe(subscription, resumed: since != nil)
+                    actions += send(.subscribe(id: id, channel: entry.channel, since: since)) ?? [.subscriptionFailed(subscription, Self.encodingFailure)]
+                }
+            }
+            return actions
+        }
+
         private mutating func handle(_ message: ServerMessage) -> [WireAction] {
             switch message {
+            case .resumeSet(let token, let resumed):
+                guard case .awaited(let bySet, _) = resumeSet else {
+                    return end(WireEnding(.error("the server sent resume_set other than once, first, on version 3"), .retry))
+                }
+                resumeSet = .issued(token: token)
+                var actions = resumed ? [] : uncarry(bySet)
+                for command in gate.open() { actions += perform(command) }
+                return actions
             case .ack(let ack):
                 if case .authenticating(let authID) = gate.step, ack.id == authID {
                     var actions: [WireAction] = [.ready]
@@ -119,7 +192,10 @@ extension TetherProtocol {
                 let position = ack.sequence.map(StreamPosition.sequence)
                 switch waiting {
                 case .subscribe(let subscription, let resumed):
-                    if let channel = subscriptions[subscription], channels[channel]?.subscription == subscription { channels[channel]?.answered = true }
+                    if let channel = subscriptions[subscription], channels[channel]?.subscription == subscription {
+                        channels[channel]?.answered = true
+                        channels[channel]?.base = ack.sequence
+                    }
                     if let latest = ack.sequence, let channel = subscriptions[subscription], let route = channels[channel],
                        route.subscription == subscription, route.lastDelivered.map({ latest < $0 }) ?? true {
                         // Live from the server's latest; or a server whose latest is below what
@@ -170,9 +246,15 @@ extension TetherProtocol {
         }
 
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
-            // Requests go out behind `auth` when the protocol pipelines, not before it.
-            let behindAuth: Bool = if case .authenticating = gate.step { pipelines } else { false }
-            guard gate.admits(command, passes: behindAuth) else { return [] }
+            // Requests go out behind `auth` when the protocol pipelines, not before it; before
+            // version 3's first frame only subscribes do (they claim what the upgrade carried).
+            let passes: Bool =
+                switch (gate.step, command) {
+                case (.authenticating?, _): pipelines
+                case (.awaitingResumeSet?, .subscribe): true
+                default: false
+                }
+            guard gate.admits(command, passes: passes) else { return [] }
             switch command {
             case .subscribe(let subscription, let topic, let resume) where carried[topic.name] != nil:
                 // Asked for in the upgrade request: its answer is on the way.

@@ -28,34 +28,77 @@ package struct TetherProtocol: WireProtocolDescription {
 
     package func makeConnectionMachine() -> any WireMachine { makeMachine() }
 
-    /// Version 2 (``TetherUpgrade``) offered, when the mode asks for it and the token can be a
-    /// header value: the credentials in `Authorization`, the subscriptions in `Tether-Resume`
-    /// when they fit (``TetherUpgrade/maxResumeHeaderBytes``; otherwise none, and they go in
-    /// frames right after the 101). Version 1 otherwise: the URL as it is, nothing in headers.
-    package func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume]) -> Handshake {
+    /// Versions 3 and 2 offered (``TetherResumeSet``, ``TetherUpgrade``), when the mode asks for
+    /// it and the token can be a header value: the credentials in `Authorization`; the
+    /// subscriptions of the last version-3 connection by its token, with their positions, in
+    /// `Tether-Resume-Set` (when `state` holds one and it fits
+    /// ``TetherResumeSet/maxHeaderBytes``); the others by name in `Tether-Resume` when they fit
+    /// (``TetherUpgrade/maxResumeHeaderBytes``; otherwise none, and they go in frames right
+    /// after the 101). Version 1 otherwise: the URL as it is, nothing in headers.
+    package func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume], continuing state: WireSessionState?) -> Handshake {
         guard handshakeMode == .resumeInUpgrade else { return Handshake(url: endpoint) }
         var headers: [String: String] = [:]
         if let credentials {
             guard let authorization = TetherUpgrade.authorization(credentials) else { return Handshake(url: endpoint) }
             headers[TetherUpgrade.authorizationHeader] = authorization
         }
-        var carried = resuming
-        let value = TetherUpgrade.encode(Self.entries(carried))
-        if value.utf8.count > TetherUpgrade.maxResumeHeaderBytes { carried = [] }
-        if !carried.isEmpty { headers[TetherUpgrade.resumeHeader] = value }
-        return Handshake(url: endpoint, headers: headers, subprotocols: [TetherUpgrade.subprotocol], requiresSubprotocol: false, carried: carried)
+        var bySet: [WireResume] = []
+        var byName = resuming
+        if let kept = continuing(state, as: TetherSessionState.self), let set = Self.resumeSet(kept, resuming: resuming) {
+            headers[TetherResumeSet.header] = set.value
+            bySet = set.carried
+            byName = set.rest
+        }
+        let value = TetherUpgrade.encode(Self.entries(byName, after: bySet.count))
+        if value.utf8.count > TetherUpgrade.maxResumeHeaderBytes { byName = [] }
+        if !byName.isEmpty { headers[TetherUpgrade.resumeHeader] = value }
+        return Handshake(
+            url: endpoint, headers: headers, subprotocols: [TetherResumeSet.subprotocol, TetherUpgrade.subprotocol], requiresSubprotocol: false,
+            carried: bySet + byName, tentativelyCarried: bySet.count
+        )
+    }
+
+    /// The `Tether-Resume-Set` value for the kept set, the subscriptions it carries (in its
+    /// order) and the rest of `resuming` (in theirs); nil when it carries none or does not fit.
+    static func resumeSet(_ kept: TetherSessionState, resuming: [WireResume]) -> (value: String, carried: [WireResume], rest: [WireResume])? {
+        var wanted: [String: WireResume] = [:]
+        for resume in resuming { wanted[resume.topic.name] = resume }
+        var positions: [TetherResumeSet.Position] = []
+        var carried: [WireResume] = []
+        positions.reserveCapacity(kept.members.count)
+        for member in kept.members {
+            guard let resume = wanted.removeValue(forKey: member.channel) else {
+                positions.append(.left)
+                continue
+            }
+            positions.append(resume.position?.sequence.map(TetherResumeSet.Position.since) ?? .live)
+            carried.append(resume)
+        }
+        guard !carried.isEmpty, let request = TetherResumeSet.Request(token: kept.token, members: kept.members, positions: positions) else { return nil }
+        let value = request.headerValue
+        guard value.utf8.count <= TetherResumeSet.maxHeaderBytes else { return nil }
+        return (value, carried, resuming.filter { wanted[$0.topic.name] != nil })
     }
 
     package func makeConnectionMachine(continuing state: WireSessionState?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
-        guard subprotocol == TetherUpgrade.subprotocol else { return makeMachine() }
-        return Machine(codec: codec, pipelines: true, upgraded: Self.entries(handshake.carried))
+        let tentative = handshake.tentativelyCarried
+        let byName = Self.entries(Array(handshake.carried.dropFirst(tentative)), after: tentative)
+        switch subprotocol {
+        case TetherResumeSet.subprotocol?:
+            let bySet = Self.entries(Array(handshake.carried.prefix(tentative)), after: 0)
+            return Machine(codec: codec, pipelines: true, upgraded: byName, resumeSet: .awaited(bySet, kept: continuing(state, as: TetherSessionState.self)))
+        case TetherUpgrade.subprotocol?:
+            return Machine(codec: codec, pipelines: true, upgraded: byName)
+        default:
+            return makeMachine()
+        }
     }
 
-    /// The upgrade's entries for the subscriptions it carries: wire ids 1…N answer them, in
-    /// order (the machine numbers on from N + 1).
-    static func entries(_ carried: [WireResume]) -> [TetherUpgrade.Entry] {
+    /// The upgrade's entries for the subscriptions it carries: wire ids `after` + 1 … answer
+    /// them, in order (the machine numbers on from the last).
+    static func entries(_ carried: [WireResume], after first: Int = 0) -> [TetherUpgrade.Entry] {
         carried.enumerated().map { index, resume in
-            TetherUpgrade.Entry(id: RequestID(index + 1), channel: resume.topic.name, since: resume.position?.sequence)
+            TetherUpgrade.Entry(id: RequestID(first + index + 1), channel: resume.topic.name, since: resume.position?.sequence)
         }
     }
 

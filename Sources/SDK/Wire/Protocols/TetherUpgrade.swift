@@ -32,6 +32,10 @@ package enum TetherUpgrade {
     /// Why a `Tether-Resume` value was refused.
     package struct MalformedHeader: Error, Hashable, Sendable, CustomStringConvertible {
         package var description: String
+
+        package init(description: String) {
+            self.description = description
+        }
     }
 
     /// `id;channel[;since]` entries separated by `,`; the channel percent-encoded (every byte

@@ -12,9 +12,10 @@ package protocol WireProtocolDescription: Sendable {
     /// message).
     func handshake(endpoint: URL, credentials: Secret?) -> Handshake
     /// How an attempt opens its socket when the core would resubscribe `resuming` (in order)
-    /// right after the handshake: a protocol that can carry them in the upgrade request does
+    /// right after the handshake, `state` being what the last socket's machine left
+    /// (``WireMachine/sessionState``): a protocol that can carry them in the upgrade request does
     /// (default: ``handshake(endpoint:credentials:)``).
-    func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume]) -> Handshake
+    func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume], continuing state: WireSessionState?) -> Handshake
     func makeConnectionMachine() -> any WireMachine
     /// A machine for a socket opened with `handshake`, on which the server chose `subprotocol`
     /// (default: ``makeConnectionMachine(continuing:)``).
@@ -55,8 +56,13 @@ extension WireProtocolDescription {
         Handshake(url: endpoint, subprotocols: subprotocols)
     }
 
-    package func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume]) -> Handshake {
+    package func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume], continuing state: WireSessionState?) -> Handshake {
         handshake(endpoint: endpoint, credentials: credentials)
+    }
+
+    /// The handshake for a session's first socket (no state to continue from).
+    package func handshake(endpoint: URL, credentials: Secret?, resuming: [WireResume]) -> Handshake {
+        handshake(endpoint: endpoint, credentials: credentials, resuming: resuming, continuing: nil)
     }
 
     package func makeConnectionMachine(continuing state: WireSessionState?, handshake: Handshake, subprotocol: String?) -> any WireMachine {

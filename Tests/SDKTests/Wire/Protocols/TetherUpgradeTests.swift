@@ -58,11 +58,11 @@ struct TetherUpgradeTests {
         #expect(throws: TetherUpgrade.MalformedHeader.self) { try TetherUpgrade.decode(value) }
     }
 
-    @Test("the handshake offers tether.v2, the credentials in Authorization (never the URL), the subscriptions numbered from 1")
+    @Test("the handshake offers tether.v3 and tether.v2, the credentials in Authorization (never the URL), the subscriptions numbered from 1")
     func handshake() {
         let handshake = TetherProtocol().handshake(endpoint: endpoint, credentials: Secret("tok-1"), resuming: resume([("room-1", 41), ("lobby", nil)]))
         #expect(handshake.url == endpoint)
-        #expect(handshake.subprotocols == ["tether.v2"])
+        #expect(handshake.subprotocols == ["tether.v3", "tether.v2"])
         #expect(handshake.requiresSubprotocol == false, "a version-1 server chooses none and still works")
         #expect(handshake.headers == ["Authorization": "Bearer tok-1", "Tether-Resume": "1;room-1;41,2;lobby"])
         #expect(handshake.carried.map(\.topic.name) == ["room-1", "lobby"])
@@ -126,7 +126,7 @@ struct TetherUpgradeTests {
         for index in 1...3 { _ = try? server.publish(.number(JSONNumber(index)), to: "room") }
         let handshake = TetherProtocol().handshake(endpoint: endpoint, credentials: Secret("t"), resuming: resume([("room", 1), ("quiet", nil)]))
         let answer = server.answerUpgrade(subprotocols: handshake.subprotocols, headers: handshake.headers)
-        #expect(answer.subprotocol == "tether.v2")
+        #expect(answer.subprotocol == "tether.v3")
         var machine = TetherProtocol().makeConnectionMachine(continuing: nil, handshake: handshake, subprotocol: answer.subprotocol)
         #expect(machine.start(credentials: Secret("t")) == [.ready])
         #expect(machine.perform(.subscribe(70, Topic("room"), resume: .sequence(1))).isEmpty)
@@ -141,6 +141,8 @@ struct TetherUpgradeTests {
         ])
         #expect(server.isAuthenticated(1))
         #expect(server.subscriberCount(of: "room") == 1)
+        let kept = try? machine.sessionState?.decoded(as: TetherSessionState.self)
+        #expect(kept?.members == [.init(channel: "quiet", base: 0), .init(channel: "room", base: 3)], "version 3: the set as the server keeps it")
     }
 
     @Test("ServerCore refuses a version-2 upgrade with bad credentials (401) or a malformed list (400); without the offer it is version 1")
