@@ -1,3 +1,4 @@
+import Foundation
 import NIOTransport
 import ReferenceServer
 import SDK
@@ -51,6 +52,7 @@ struct RecoveryBench {
             .replayMode(mode.replay)
             .requestTimeout(.seconds(120))
             .connectTimeout(.seconds(30))
+            .logger(Self.logger)
             .build()
         let recoveries = try await RecoveryRuns(settings: settings, transport: NIOWebSocketTransport(), runs: runs, away: rtt * 10).measure(
             subscribe: { session in
@@ -73,6 +75,16 @@ struct RecoveryBench {
         print("  \(mode.name) x\(runs): " + recoveries.summary(rtt: rtt, note: minimum))
         return recoveries.median
     }
+}
+
+extension RecoveryBench {
+    /// BENCH_LOG=1: the session's log on standard error (what each upgrade carried).
+    static let logger: SessionLogger = {
+        let verbose = ProcessInfo.processInfo.environment["BENCH_LOG"] == "1"
+        return SessionLogger(minimumLevel: verbose ? .debug : .notice) { record in
+            if verbose { FileHandle.standardError.write(Data("\(ContinuousClock.now) \(record)\n".utf8)) }
+        }
+    }()
 }
 
 extension Duration {

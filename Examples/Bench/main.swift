@@ -32,7 +32,7 @@ do {
     case "recovery":
         let rtt = option("--rtt-ms", default: 20)
         let runs = option("--runs", default: 5)
-        let counts = arguments.contains("--sweep") ? [1, 10, 100, 1000] : [option("--subscriptions", default: 100)]
+        let counts = arguments.contains("--sweep") ? [10, 100, 1000, 5000] : [option("--subscriptions", default: 100)]
         // --fast leaves out the sequential replay (minutes at N = 1000).
         var modes = arguments.contains("--fast") ? Array(RecoveryBench.Mode.all.dropFirst()) : RecoveryBench.Mode.all
         if let index = arguments.firstIndex(of: "--mode"), index + 1 < arguments.count {

@@ -71,5 +71,51 @@ extension ConformanceSuite {
             try require(pong["type"] == "pong", "authenticated by the upgrade: a ping answered \(pong)")
             await client.close()
         },
+        Check(name: "version 3: resume_set comes first with a token; the set a connection leaves resumes by it, each position as its distance from the ok's seq") { target in
+            let channel = "conformance-v3-\(UInt32.random(in: 0...UInt32.max))"
+            let (first, token) = try await openVersion3(target, set: nil, resumed: false)
+            try await first.send(#"{"type":"subscribe","id":1,"channel":"\#(channel)"}"#)
+            let base = try await first.next()
+            try require(base["type"] == "ok" && base["seq"]?.unsignedIntegerValue == 0, "subscribe answered \(base)")
+            await first.close()
+            let publisher = try await ProtocolClient.authenticated(target)
+            for n in 1...2 {
+                try await publisher.send(#"{"type":"publish","id":\#(n + 1),"channel":"\#(channel)","data":\#(n)}"#)
+                _ = try await publisher.next()
+            }
+            await publisher.close()
+            let set = TetherResumeSet.Request(token: token, members: [.init(channel: channel, base: 0)], positions: [.since(0)])
+            let (second, next) = try await openVersion3(target, set: set?.headerValue, resumed: true)
+            try require(next != token, "the same token for another connection")
+            let answered = try await second.next()
+            try require(answered["type"] == "ok" && answered["id"]?.unsignedIntegerValue == 1 && answered["seq"]?.unsignedIntegerValue == 2, "the set's entry answered \(answered)")
+            for n in 1...2 {
+                let message = try await second.next()
+                try require(message["type"] == "message" && message["seq"]?.unsignedIntegerValue == UInt64(n), "catch-up \(n) was \(message)")
+            }
+            await second.close()
+            let unknown = TetherResumeSet.Request(token: "conformance-unknown-token", members: [.init(channel: channel, base: 0)], positions: [.since(0)])
+            let (third, _) = try await openVersion3(target, set: unknown?.headerValue, resumed: false)
+            try await third.send(#"{"type":"ping","id":2}"#)
+            let pong = try await third.next()
+            try require(pong["type"] == "pong" && pong["id"]?.unsignedIntegerValue == 2, "an unknown token answers nothing of the set: \(pong)")
+            await third.close()
+        },
     ]
+
+    /// A version-3 connection (with `set` as its `Tether-Resume-Set`), checked to begin with a
+    /// `resume_set` saying `resumed`: the client and the token it was given.
+    static func openVersion3(_ target: Target, set: String?, resumed: Bool) async throws -> (ProtocolClient, String) {
+        let socket = try await RawWebSocket.connect(host: target.host, port: target.port)
+        var headers = ["Sec-WebSocket-Protocol: tether.v3, tether.v2", "Authorization: Bearer \(target.token)"]
+        if let set { headers.append("Tether-Resume-Set: \(set)") }
+        let answer = try await socket.upgradeAnswer(host: target.host, port: target.port, extraHeaders: headers)
+        try require(answer.status == 101, "answered \(answer.status)")
+        try require(answer.head.lowercased().contains("sec-websocket-protocol: tether.v3"), "the 101 did not choose tether.v3:\n\(answer.head)")
+        let client = ProtocolClient(socket: socket, target: target)
+        let first = try await client.next()
+        try require(first["type"] == "resume_set" && first["resumed"]?.boolValue == resumed, "the first frame was \(first), not resume_set with resumed \(resumed)")
+        guard let token = first["token"]?.stringValue, TetherResumeSet.isToken(Substring(token)) else { throw Violation("no base-64url token in \(first)") }
+        return (client, token)
+    }
 }

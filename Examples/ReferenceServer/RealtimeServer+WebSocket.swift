@@ -30,10 +30,12 @@ extension RealtimeServer {
             var first: [TransportFrame] = []
             if state.faults.frameDelay == .zero {
                 // Written now, in order, before anything the writer will take.
-                while case .send(id, let frame)? = outputs.first {
+                // (Taken as one prefix: removing them one at a time moved the rest each time.)
+                for output in outputs {
+                    guard case .send(id, let frame) = output else { break }
                     first.append(frame)
-                    outputs.removeFirst()
                 }
+                outputs.removeFirst(first.count)
             }
             Self.dispatch(outputs, in: &state, limits: configuration.limits)
             var drop = false

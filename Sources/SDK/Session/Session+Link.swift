@@ -100,7 +100,11 @@ extension Session {
         }
         spawn(.write(attempt: attempt, connection: connection, frames: outbound, settled: current.settled))
         spawn(.read(attempt: attempt, connection: connection, cancel: current.cancel))
-        settings.logger.log(.debug, "attempt \(attempt): socket open, authenticating")
+        settings.logger.log(
+            .debug,
+            "attempt \(attempt): socket open (subprotocol \(connection.subprotocol ?? "none"), \(handshake.carried.count) subscriptions carried"
+                + (handshake.tentativelyCarried > 0 ? ", \(handshake.tentativelyCarried) of them if the server still holds its set" : "") + "), authenticating"
+        )
         upgradeRefusalsInARow = 0
         let machine = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState, handshake: handshake, subprotocol: connection.subprotocol)
         link = .authenticating(Connection(attempt: current, socket: connection, outbound: continuation, machine: machine))

@@ -41,7 +41,7 @@ extension TetherProtocol {
             /// Waiting for the server's first frame, which says whether it answers `entries` (the
             /// subscriptions the upgrade carried by the set `kept`, the last socket's): until then
             /// they count as carried.
-            case awaited([TetherUpgrade.Entry], kept: TetherSessionState?)
+            case awaited([TetherUpgrade.Entry], kept: WireSessionState?)
             /// This socket's subscriptions are kept under `token`.
             case issued(token: String)
         }
@@ -70,7 +70,7 @@ extension TetherProtocol {
             case .none:
                 return nil
             case .awaited(_, let kept):
-                return kept.map(WireSessionState.init)
+                return kept
             case .issued(let token):
                 let members = channels.compactMap { channel, route in
                     route.answered ? route.base.map { TetherResumeSet.Member(channel: channel, base: $0) } : nil

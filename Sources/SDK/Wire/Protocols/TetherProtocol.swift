@@ -86,7 +86,7 @@ package struct TetherProtocol: WireProtocolDescription {
         switch subprotocol {
         case TetherResumeSet.subprotocol?:
             let bySet = Self.entries(Array(handshake.carried.prefix(tentative)), after: 0)
-            return Machine(codec: codec, pipelines: true, upgraded: byName, resumeSet: .awaited(bySet, kept: continuing(state, as: TetherSessionState.self)))
+            return Machine(codec: codec, pipelines: true, upgraded: byName, resumeSet: .awaited(bySet, kept: state))
         case TetherUpgrade.subprotocol?:
             return Machine(codec: codec, pipelines: true, upgraded: byName)
         default:

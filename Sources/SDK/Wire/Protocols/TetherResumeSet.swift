@@ -222,4 +222,36 @@ package struct TetherSessionState: WireSessionStateValue, Hashable {
         self.token = token
         self.members = members
     }
+
+    private enum CodingKeys: String, CodingKey { case token, members }
+
+    /// The members as one string, `base;channel` entries separated by `,` with the channel
+    /// percent-encoded (``TetherUpgrade/percentEncode(_:into:)``): a thousand members through
+    /// `JSONEncoder` one by one cost milliseconds at every reconnect.
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(token, forKey: .token)
+        var text = ""
+        for (index, member) in members.enumerated() {
+            if index > 0 { text += "," }
+            text += "\(member.base);"
+            TetherUpgrade.percentEncode(member.channel, into: &text)
+        }
+        try container.encode(text, forKey: .members)
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        token = try container.decode(String.self, forKey: .token)
+        let text = try container.decode(String.self, forKey: .members)
+        var members: [TetherResumeSet.Member] = []
+        for entry in text.split(separator: ",") {
+            let fields = entry.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
+            guard fields.count == 2, let base = UInt64(fields[0]), let channel = TetherUpgrade.percentDecode(fields[1]), !channel.isEmpty else {
+                throw DecodingError.dataCorruptedError(forKey: .members, in: container, debugDescription: "a member is not base;channel")
+            }
+            members.append(TetherResumeSet.Member(channel: channel, base: base))
+        }
+        self.members = members
+    }
 }

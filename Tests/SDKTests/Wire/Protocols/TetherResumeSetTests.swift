@@ -79,6 +79,16 @@ struct TetherResumeSetTests {
         #expect(throws: TetherUpgrade.MalformedHeader.self) { try TetherResumeSet.Request(headerValue: value) }
     }
 
+    @Test("the session state keeps any channel name and base, and reads back the same")
+    func sessionStateRoundTrip() throws {
+        let state = TetherSessionState(token: "T-1", members: [member("a,b;c%d", 0), member("чат/😀", UInt64.max), member(" ", 7)])
+        #expect(try WireSessionState(state).decoded(as: TetherSessionState.self) == state)
+        let empty = TetherSessionState(token: "T", members: [])
+        #expect(try WireSessionState(empty).decoded(as: TetherSessionState.self) == empty)
+        let damaged = WireSessionState(kind: TetherSessionState.kind, data: Data(#"{"token":"T","members":"x;room"}"#.utf8))
+        #expect(throws: DecodingError.self) { try damaged.decoded(as: TetherSessionState.self) }
+    }
+
     @Test("canonical order is by UTF-8 bytes, whatever order the set was made in")
     func canonicalOrder() {
         let members = [member("é", 1), member("Z", 1), member("a", 1), member("e", 1)]
