@@ -49,8 +49,8 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
         try await open(url: url, headers: headers, subprotocols: [], activity: nil)
     }
 
-    /// Opens offering `subprotocols`: the test server chooses `tether.v2` when it speaks it
-    /// (``TestServer/acceptsVersion2``), none otherwise.
+    /// Opens offering `subprotocols`: the test server chooses `tether.v3` (or `tether.v2`) when it
+    /// speaks version 2 (``TestServer/setAcceptsVersion2(_:)``), none otherwise.
     public func open(url: URL, headers: [String: String], subprotocols: [String]) async throws -> any TransportConnection {
         try await open(url: url, headers: headers, subprotocols: subprotocols, activity: nil)
     }

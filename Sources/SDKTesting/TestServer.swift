@@ -68,7 +68,7 @@ public final class TestServer: Sendable {
     ///   - tokens: accepted tokens; `nil` accepts any.
     ///   - retention: messages kept per channel for catch-up.
     ///   - speaksVersion2: whether it answers a client that offers version 2 (resume in the
-    ///     upgrade request) in version 2. Default false: a version-1 server, so every request —
+    ///     upgrade request) in version 2, or in version 3 (the resume set) when offered. Default false: a version-1 server, so every request —
     ///     `auth` and the resubscribes included — is a frame the server reads; the session then
     ///     authenticates with `auth` and pipelines its replay behind it.
     public convenience init(tokens: Set<String>? = nil, retention: Int = 1000, speaksVersion2: Bool = false) {
