@@ -7,19 +7,9 @@ import Testing
 /// Version 3: the resume set kept under a token — the header's encoding, the handshake that
 /// names the set, the machine on a version-3 socket (the set resumed, or not after all).
 @Suite("Tether version 3: the resume set")
-struct TetherResumeSetTests {
+struct TetherResumeSetTests: TetherWireTesting {
     let codec = JSONWireCodec()
     let endpoint = URL(string: "wss://chat.example.com/")!
-
-    func sent(_ actions: [WireAction], besides others: [WireAction] = [], sourceLocation: SourceLocation = #_sourceLocation) -> [ClientMessage] {
-        frames(of: actions, besides: others, sourceLocation: sourceLocation).compactMap { try? codec.decodeClientMessage($0) }
-    }
-
-    func frame(_ message: ServerMessage) -> TransportFrame { try! codec.encode(message) }
-
-    func resume(_ channels: [(String, UInt64?)]) -> [WireResume] {
-        channels.map { WireResume(topic: Topic($0.0), position: $0.1.map(StreamPosition.sequence)) }
-    }
 
     func member(_ channel: String, _ base: UInt64) -> TetherResumeSet.Member { .init(channel: channel, base: base) }
 

@@ -7,20 +7,9 @@ import Testing
 /// Version 2: resume in the upgrade request — the header's encoding, the handshake a session
 /// opens with, the machine on a version-2 socket, and all of it against `ServerCore`.
 @Suite("Tether version 2: resume in the upgrade")
-struct TetherUpgradeTests {
+struct TetherUpgradeTests: TetherWireTesting {
     let codec = JSONWireCodec()
     let endpoint = URL(string: "wss://chat.example.com/")!
-
-    /// The client messages sent among `actions`; every other action must be exactly `others`.
-    func sent(_ actions: [WireAction], besides others: [WireAction] = [], sourceLocation: SourceLocation = #_sourceLocation) -> [ClientMessage] {
-        frames(of: actions, besides: others, sourceLocation: sourceLocation).compactMap { try? codec.decodeClientMessage($0) }
-    }
-
-    func frame(_ message: ServerMessage) -> TransportFrame { try! codec.encode(message) }
-
-    func resume(_ channels: [(String, UInt64?)]) -> [WireResume] {
-        channels.map { WireResume(topic: Topic($0.0), position: $0.1.map(StreamPosition.sequence)) }
-    }
 
     @Test("the header carries any channel name and its since, and reads back the same", arguments: [
         [TetherUpgrade.Entry(id: 1, channel: "room-1", since: 41), TetherUpgrade.Entry(id: 2, channel: "lobby", since: nil)],
