@@ -5,14 +5,20 @@ import SDKTesting
 // bench-instructions SCENARIO COUNT: one per-message path, COUNT times, for valgrind's
 // callgrind, which counts the same instructions on a busy machine as on an idle one. Two
 // counts' difference divided by the difference in COUNT is the cost of one message (start-up
-// cancels out): see BENCHMARKS.md. No Swift concurrency here: valgrind cannot run a program
-// that starts its thread pool on this machine.
+// cancels out): see BENCHMARKS.md. The client's paths run in functions of their own
+// (`ClientPath.swift`), so the frames they take, written beforehand, can be left out of the count
+// (`--toggle-collect`, as `.ci/instructions` does). No Swift concurrency here: valgrind cannot run
+// a program that starts its thread pool on this machine.
 //
 //   decode   JSONWireCodec decodes a message frame (what any client that decodes pays)
 //   machine  Tether's protocol machine takes the frame: decode, route to the subscription, the
 //            delivery action the session carries out
 //   read     the same, the frames handed over as reads of 1,000 (`receive(contentsOf:)`, as
 //            the session hands a read's frames over)
+//   session  the session's per-message path without its actor hops (which callgrind cannot
+//            run): `read`, then each run of a subscription's deliveries held in the channel,
+//            handed over as one batch to a subscriber (`offer`), and its iterator taking each
+//            message (`received`, `take`) — the code the session runs, called as it calls it
 //   server   ServerCore numbers, encodes and fans out a message to one subscriber
 //   subscribe ServerCore takes a client's `subscribe` with `since` (decode, the `ok`, the two
 //            messages missed), cycling over 100 channels
@@ -23,7 +29,7 @@ import SDKTesting
 let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 let arguments = CommandLine.arguments.dropFirst()
 guard let scenario = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
-    print("usage: bench-instructions decode|machine|read|server|subscribe|replay COUNT")
+    print("usage: bench-instructions decode|machine|read|session|server|subscribe|replay COUNT")
     exit(2)
 }
 
@@ -40,28 +46,22 @@ func subscribedMachine() throws -> TetherProtocol.Machine {
     return machine
 }
 
-/// A message for "room", as the server writes it.
-func messageFrame() throws -> TransportFrame {
-    try codec.encode(ServerMessage.message(ChannelMessage(channel: "room", sequence: 42, data: payload)))
-}
 switch scenario {
 case "decode":
-    let frame = try messageFrame()
-    for _ in 0..<count {
-        if case .message(let message) = try codec.decode(frame) { checksum &+= message.sequence ?? 0 }
-    }
+    for read in try messageReads(count, codec: codec, data: payload) { checksum &+= try measuredDecode(codec, read) }
 case "machine":
     var machine = try subscribedMachine()
-    let frame = try messageFrame()
-    for _ in 0..<count {
-        if case .delivery(_, _, let position?)? = machine.receive(frame).first { checksum &+= position.sequence ?? 0 }
-    }
+    for read in try messageReads(count, codec: codec, data: payload) { checksum &+= measuredMachine(&machine, read) }
 case "read":
     var machine = try subscribedMachine()
-    let read = Array(repeating: try messageFrame(), count: 1_000)
-    for _ in 0..<count / read.count {
-        for case .delivery(_, _, let position?) in machine.receive(contentsOf: read) { checksum &+= position.sequence ?? 0 }
-    }
+    for read in try messageReads(count, codec: codec, data: payload) { checksum &+= measuredRead(&machine, read) }
+case "session":
+    var machine = try subscribedMachine()
+    let (_, continuation) = AsyncThrowingStream<Subscriber.Batch, any Error>.makeStream()
+    let backlog = Locked(Subscriber.Backlog())
+    var channel = Session.ChannelState.empty
+    channel.add(Subscriber(continuation: continuation, backlog: backlog), id: 1)
+    for read in try messageReads(count, codec: codec, data: payload) { checksum &+= measuredSession(&machine, &channel, backlog, read) }
 case "server":
     var core = ServerCore()
     core.connectionOpened(1)
@@ -98,7 +98,7 @@ case "replay":
         checksum &+= UInt64(plan.succeeded(.subscription(request.channel)).count)
     }
 default:
-    print("unknown scenario \(scenario): decode, machine, read, server, subscribe or replay")
+    print("unknown scenario \(scenario): decode, machine, read, session, server, subscribe or replay")
     exit(2)
 }
 print("bench-instructions: \(scenario) x\(count) checksum=\(checksum)")

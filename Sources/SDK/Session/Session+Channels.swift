@@ -1,6 +1,6 @@
 extension Session {
     /// What the session holds for one channel.
-    struct ChannelState {
+    package struct ChannelState {
         /// What the protocol needs beyond the name (a GraphQL operation), for every (re)subscribe.
         var options: JSONValue?
         /// Every `Subscription` listening, by id.

@@ -3,53 +3,26 @@ extension Session {
     /// for the recovery and held for the channel's subscribers until the turn ends
     /// (``flushDeliveries()``).
     func deliver(_ messages: [ChannelMessage], to channel: String) {
-        // In place, one lookup for the run: the channel's state is not copied.
-        let held = Self.hold(messages, in: &channels[channel], countingFor: link.connection, into: &recovery)
-        if held.first { turn.delivering.append(channel) }
+        // In place, one lookup for the run: the channel's state is not copied. The protocol's
+        // machine has dropped what was delivered already.
+        guard let first = channels[channel]?.hold(messages) else { return }
+        if first { turn.delivering.append(channel) }
         // Counted for the recovery before the app sees them: when the app sees the last missed
         // message, the recovery's report is already published.
-        if held.recoveryTargetReached { checkRecoveryComplete() }
+        if recovery != nil, link.connection?.replay != nil, countForRecovery(messages) { checkRecoveryComplete() }
         if turn.depth == 0 { flushDeliveries() }
     }
 
-    /// What ``hold(_:in:countingFor:)`` did with a run.
-    struct Held {
-        /// Indicates that the run holds the channel's first messages of the turn.
-        var first = false
-        /// Indicates that a message held reached the channel's recovery target.
-        var recoveryTargetReached = false
-    }
-
-    /// Holds the messages of `run` for the channel's subscribers (none when the channel is not
-    /// held), keeps the position of the last, and counts each one the socket's catch-up awaited
-    /// into the recovery. The protocol's machine has dropped what was delivered already. In
-    /// place: neither the channel nor the recovery is copied per message.
-    private static func hold(_ run: [ChannelMessage], in state: inout ChannelState?, countingFor connection: Connection?, into recovery: inout Recovery?) -> Held {
-        var held = Held()
-        guard state != nil else { return held }
-        // The turn's first run sets the room (later runs grow it as arrays do).
-        if state?.undelivered.isEmpty ?? false { state?.undelivered.reserveCapacity(run.count) }
-        // The channel's first messages of the turn: none held beyond those waiting for the store.
-        if !run.isEmpty, state?.undelivered.count == state?.awaitingStore.last?.count ?? 0 { held.first = true }
+    /// Counts each message of `run` the socket's catch-up awaited into the recovery: `true`
+    /// when one reached the channel's recovery target.
+    private func countForRecovery(_ run: [ChannelMessage]) -> Bool {
+        var reached = false
         for message in run {
-            if let position = message.position, state?.flowControlled != true || state?.position.map({ $0.isAtOrPast(position) == true }) != true {
-                state?.position = position
-            }
-            if let until = state?.redeliverUntil {
-                // The killed launch was handed up to `until`: what comes again up to it is flagged.
-                let again = message.position.map { until.isAtOrPast($0) ?? true } ?? true
-                if !again || message.position == until { state?.redeliverUntil = nil }
-                var flagged = message
-                flagged.isRedelivery = again || message.isRedelivery
-                state?.undelivered.append(flagged)
-            } else {
-                state?.undelivered.append(message)
-            }
-            guard recovery != nil, let counted = connection?.replay?.counted(message) else { continue }
+            guard let counted = link.connection?.replay?.counted(message) else { continue }
             if counted.missed { recovery?.caughtUp[message.channel, default: 0] += 1 }
-            if counted.reached { held.recoveryTargetReached = true }
+            if counted.reached { reached = true }
         }
-        return held
+        return reached
     }
 
     /// Hands every channel's held messages to its subscribers, one batch each, after bringing
@@ -99,17 +72,10 @@ extension Session {
     /// Hands the first `count` held messages of `name` to its subscribers, one batch each; a
     /// subscriber at its bound is held back (``holdBack(_:on:)``).
     private func handOver(_ count: Int, on name: String) {
-        guard let state = channels[name] else { return }
-        let batch = count == state.undelivered.count ? state.undelivered : Array(state.undelivered.prefix(count))
-        channels[name]?.undelivered.removeFirst(count)
+        guard let batch = channels[name]?.takeHeld(count), let state = channels[name] else { return }
         guard !state.flowControlled else { return handOverControlled(batch, on: name) }
         counted(batch, on: name, from: state.handedOver)
-        let bytes = batch.approximateByteCount
-        var refused: [UInt64] = []
-        for (id, subscriber) in state.subscribers
-        where !subscriber.offer(batch, bytes: bytes, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes) {
-            refused.append(id)
-        }
+        let refused = state.offer(batch, bytes: batch.approximateByteCount, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
         if !refused.isEmpty { holdBack(refused, on: name) }
     }
 
@@ -117,14 +83,9 @@ extension Session {
     /// for the store or the protocol's acknowledgements.
     func counted(_ batch: [ChannelMessage], on name: String, from start: UInt64) {
         guard !batch.isEmpty else { return }
-        let last = batch.last(where: { $0.position != nil })?.position
-        if storeLink != nil {
-            noteHandedOver(batch, on: name, from: start)
-        } else {
-            acknowledgeFinished(name, through: last)
-        }
-        channels[name]?.handedOver += UInt64(batch.count)
-        if let last { channels[name]?.handedThrough = last }
+        if storeLink != nil { noteHandedOver(batch, on: name, from: start) }
+        guard let last = channels[name]?.count(batch) else { return }
+        if storeLink == nil { acknowledgeFinished(name, through: last) }
     }
 
     /// With a store: notes the positions of what was just handed over (counted from `start`),

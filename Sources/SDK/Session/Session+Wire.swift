@@ -95,16 +95,12 @@ extension Session {
             case .subscriptionEnded(let subscription, let reason):
                 guard let channel = link.connection?.channels.unconfirm(subscription) else { continue }
                 dropChannel(channel, SessionError(.disconnected, "the server ended the subscription to \(channel): \(reason)"))
-            case .delivery(let subscription, let data, let position):
+            case .delivery(let subscription, _, _):
                 // A protocol that numbers nothing delivers what the server sent, as it came.
                 guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
                 // The deliveries for the same subscription right after it go with it, in one step.
-                var run = [ChannelMessage(channel: channel, position: position, data: data)]
-                while index < actions.endIndex, case .delivery(subscription, let data, let position) = actions[index] {
-                    run.append(ChannelMessage(channel: channel, position: position, data: data))
-                    index += 1
-                }
-                deliver(run, to: channel)
+                index -= 1
+                deliver(actions.deliveryRun(of: subscription, on: channel, from: &index), to: channel)
             case .redelivery(let subscription, let data, let position):
                 guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
                 var message = ChannelMessage(channel: channel, position: position, data: data)

@@ -3,9 +3,9 @@
 /// reads. A subscriber that would hold more than its bound is handed nothing more
 /// (``offer(_:bytes:limit:byteLimit:)``) until it has read half of what it holds; the session
 /// then catches it up or, where the protocol cannot, ends it (`docs/FLOW-CONTROL.md`).
-struct Subscriber: Sendable {
+package struct Subscriber: Sendable {
     /// What a subscriber holds unread, and how far the app got, shared with its ``Subscription``.
-    struct Backlog: Sendable {
+    package struct Backlog: Sendable {
         /// Messages handed over in batches no iterator has taken yet, and their bytes.
         var unread = 0
         var unreadBytes = 0
@@ -25,10 +25,13 @@ struct Subscriber: Sendable {
         /// How many messages the app has taken (its progress, for the stall check).
         var taken: UInt64 = 0
 
+        /// Nothing handed over yet.
+        package init() {}
+
         /// The next message held, if any — and first, the one returned before it counts as
         /// finished. `batchFinished`: that finished the last message of the batch (the session
         /// is told: what the app finished may now be stored).
-        mutating func take() -> (message: ChannelMessage?, batchFinished: Bool) {
+        package mutating func take() -> (message: ChannelMessage?, batchFinished: Bool) {
             var batchFinished = false
             if outstanding {
                 finished += 1
@@ -40,12 +43,29 @@ struct Subscriber: Sendable {
             taken += 1
             return (message, false)
         }
+
+        /// An iterator took `batch` from the stream to read it: `true` when that read a
+        /// subscriber held back down to the level the session waits for
+        /// (``Subscription/drained``).
+        package mutating func received(_ batch: Batch) -> Bool {
+            unread -= batch.messages.count
+            unreadBytes -= batch.bytes
+            held = Subscription.HeldBatch(messages: batch.messages)
+            guard let resumeAt, unread <= resumeAt.messages, unreadBytes <= resumeAt.bytes else { return false }
+            self.resumeAt = nil
+            return true
+        }
     }
 
     /// Messages handed over together, with their size (``JSONValue/approximateByteCount``).
-    struct Batch: Sendable {
+    package struct Batch: Sendable {
         var messages: [ChannelMessage]
         var bytes: Int
+
+        package init(messages: [ChannelMessage], bytes: Int) {
+            self.messages = messages
+            self.bytes = bytes
+        }
     }
 
     /// Where a subscriber stands in the channel's flow.
@@ -67,6 +87,12 @@ struct Subscriber: Sendable {
     var startIndex: UInt64 = 0
     var flow = Flow.flowing
 
+    package init(continuation: AsyncThrowingStream<Batch, any Error>.Continuation, backlog: Locked<Backlog>, startIndex: UInt64 = 0) {
+        self.continuation = continuation
+        self.backlog = backlog
+        self.startIndex = startIndex
+    }
+
     /// The channel's count of messages this subscriber has finished.
     var finishedIndex: UInt64 { startIndex + backlog.withLock { $0.finished } }
 
@@ -74,7 +100,7 @@ struct Subscriber: Sendable {
     /// messages or `byteLimit` bytes unread: `false`, nothing handed over, and the subscriber is
     /// held back until it has read down to half of both. One that holds nothing unread keeps up,
     /// and always takes the batch, however large (a catch-up's read can hold more than the limit).
-    func offer(_ batch: [ChannelMessage], bytes: Int, limit: Int, byteLimit: Int) -> Bool {
+    package func offer(_ batch: [ChannelMessage], bytes: Int, limit: Int, byteLimit: Int) -> Bool {
         let accepted = backlog.withLock { backlog in
             guard backlog.unread == 0 || (backlog.unread + batch.count <= limit && backlog.unreadBytes + bytes <= byteLimit) else {
                 backlog.resumeAt = (limit / 2, byteLimit / 2)

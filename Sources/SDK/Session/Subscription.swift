@@ -47,7 +47,7 @@ public struct Subscription: AsyncSequence, Sendable {
         Iterator(batches: batches.makeAsyncIterator(), backlog: backlog, batchFinished: batchFinished, drained: drained)
     }
 
-    struct HeldBatch: Sendable {
+    package struct HeldBatch: Sendable {
         var messages: [ChannelMessage] = []
         var index = 0
 
@@ -82,14 +82,7 @@ public struct Subscription: AsyncSequence, Sendable {
                 if let message { return message }
                 if finishedBatch { batchFinished() }
                 guard let batch = try await batches.next(isolation: actor) else { return nil }
-                let readDown = backlog.withLock { backlog in
-                    backlog.unread -= batch.messages.count
-                    backlog.unreadBytes -= batch.bytes
-                    backlog.held = HeldBatch(messages: batch.messages)
-                    guard let resumeAt = backlog.resumeAt, backlog.unread <= resumeAt.messages, backlog.unreadBytes <= resumeAt.bytes else { return false }
-                    backlog.resumeAt = nil
-                    return true
-                }
+                let readDown = backlog.withLock { $0.received(batch) }
                 if readDown { drained() }
             }
         }

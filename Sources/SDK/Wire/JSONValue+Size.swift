@@ -14,5 +14,5 @@ extension JSONValue {
 
 extension [ChannelMessage] {
     /// The messages' data, about as many bytes as its JSON text.
-    var approximateByteCount: Int { reduce(0) { $0 + $1.data.approximateByteCount } }
+    package var approximateByteCount: Int { reduce(0) { $0 + $1.data.approximateByteCount } }
 }
