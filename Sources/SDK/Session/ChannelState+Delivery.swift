@@ -12,10 +12,18 @@ extension Session.ChannelState {
     /// message up to ``redeliverUntil`` is flagged as coming again. `true`: the run holds the
     /// channel's first messages of the turn. In place: nothing is copied per message.
     package mutating func hold(_ run: [ChannelMessage]) -> Bool {
-        // The turn's first run sets the room (later runs grow it as arrays do).
-        if undelivered.isEmpty { undelivered.reserveCapacity(run.count) }
         // The channel's first messages of the turn: none held beyond those waiting for the store.
         let first = !run.isEmpty && undelivered.count == awaitingStore.last?.count ?? 0
+        if redeliverUntil == nil, !flowControlled {
+            // The usual case: the run is held as it is (the turn's first takes its array whole).
+            if let last = run.last(where: { $0.position != nil })?.position { position = last }
+            if undelivered.isEmpty {
+                undelivered = run
+            } else {
+                undelivered.append(contentsOf: run)
+            }
+            return first
+        }
         for message in run {
             if let position = message.position, !flowControlled || self.position.map({ $0.isAtOrPast(position) == true }) != true {
                 self.position = position

@@ -81,8 +81,9 @@ struct JSONParser {
             return .object([:])
         }
         // Room for a typical message object at once, instead of growing one insert at a time.
-        var members: [String: JSONValue] = [:]
-        members.reserveCapacity(8)
+        // (Not `reserveCapacity`: unspecialized in the standard library, it looked up the
+        // dictionary's generic metadata at run time, twice per message frame.)
+        var members = [String: JSONValue](minimumCapacity: 8)
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
             return .object(members)
