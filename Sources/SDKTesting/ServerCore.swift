@@ -68,6 +68,19 @@ package struct ServerCore: Sendable {
         var retainedHead = 0
         var retained: ArraySlice<Retained> { retainedStorage[retainedHead...] }
 
+        /// The kept messages after `since`, found by binary search (they are in sequence order):
+        /// a catch-up of a thousand channels read every channel's whole retention.
+        func retained(after since: UInt64) -> ArraySlice<Retained> {
+            let kept = retained
+            var low = kept.startIndex
+            var high = kept.endIndex
+            while low < high {
+                let middle = low + (high - low) / 2
+                if kept[middle].sequence > since { high = middle } else { low = middle + 1 }
+            }
+            return kept[low...]
+        }
+
         mutating func retain(_ message: Retained, limit: Int) {
             retainedStorage.append(message)
             if retainedStorage.count - retainedHead > limit { retainedHead = retainedStorage.count - limit }
@@ -270,7 +283,7 @@ package struct ServerCore: Sendable {
         var missed: [Retained] = []
         var gap = false
         if let since, since < channel.latest {
-            missed = Array(channel.retained.filter { $0.sequence > since })
+            missed = Array(channel.retained(after: since))
             let oldest = channel.retained.first?.sequence ?? channel.latest + 1
             gap = oldest > since + 1
         }

@@ -1,3 +1,5 @@
+package import Foundation
+
 /// Version 3 of Tether's protocol (`docs/PROTOCOL.md`, "Version 3: a resume set kept by the
 /// server"): version 2, and the server keeps each connection's subscriptions under a token it
 /// gives the client, so the next upgrade names them by that token and carries only their
@@ -111,7 +113,20 @@ package enum TetherResumeSet {
 
     /// `members` in canonical order: by the bytes of their channel's UTF-8.
     package static func canonical(_ members: [Member]) -> [Member] {
-        members.sorted { $0.channel.utf8.lexicographicallyPrecedes($1.channel.utf8) }
+        // Each channel's bytes taken once, compared as bytes: `UTF8View`'s generic
+        // `lexicographicallyPrecedes` was most of a reconnect's sort.
+        let keyed = members.map { (key: Array($0.channel.utf8), member: $0) }
+        return keyed.sorted { precedes($0.key, $1.key) }.map(\.member)
+    }
+
+    /// Byte order: the first differing byte decides; a prefix comes first.
+    private static func precedes(_ left: [UInt8], _ right: [UInt8]) -> Bool {
+        left.withUnsafeBufferPointer { left in
+            right.withUnsafeBufferPointer { right in
+                for index in 0..<min(left.count, right.count) where left[index] != right[index] { return left[index] < right[index] }
+                return left.count < right.count
+            }
+        }
     }
 
     /// FNV-1a (64 bits) over each member's channel, a zero byte, its base in decimal, a zero byte.
@@ -228,30 +243,81 @@ package struct TetherSessionState: WireSessionStateValue, Hashable {
     /// The members as one string, `base;channel` entries separated by `,` with the channel
     /// percent-encoded (``TetherUpgrade/percentEncode(_:into:)``): a thousand members through
     /// `JSONEncoder` one by one cost milliseconds at every reconnect.
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(token, forKey: .token)
+    private var membersText: String {
         var text = ""
         for (index, member) in members.enumerated() {
             if index > 0 { text += "," }
             text += "\(member.base);"
             TetherUpgrade.percentEncode(member.channel, into: &text)
         }
-        try container.encode(text, forKey: .members)
+        return text
+    }
+
+    /// The members from ``membersText``; nil when an entry is not `base;channel`. One pass over
+    /// the bytes: split into substrings and parsed field by field, a thousand members took a
+    /// millisecond at every reconnect.
+    private static func members(from text: String) -> [TetherResumeSet.Member]? {
+        var members: [TetherResumeSet.Member] = []
+        var base: UInt64 = 0
+        var baseDigits = 0
+        var channel: [UInt8] = []
+        var inChannel = false
+        func member() -> TetherResumeSet.Member? {
+            guard inChannel, !channel.isEmpty, let name = TetherUpgrade.percentDecode(channel) else { return nil }
+            return TetherResumeSet.Member(channel: name, base: base)
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: ","):
+                guard let member = member() else { return nil }
+                members.append(member)
+                (base, baseDigits, inChannel) = (0, 0, false)
+                channel.removeAll(keepingCapacity: true)
+            case UInt8(ascii: ";") where !inChannel:
+                guard baseDigits > 0 else { return nil }
+                inChannel = true
+            case UInt8(ascii: "0")...UInt8(ascii: "9") where !inChannel:
+                let (times10, overflow) = base.multipliedReportingOverflow(by: 10)
+                let (sum, carry) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
+                guard !overflow, !carry else { return nil }
+                (base, baseDigits) = (sum, baseDigits + 1)
+            default:
+                guard inChannel else { return nil }
+                channel.append(byte)
+            }
+        }
+        if baseDigits > 0 || inChannel {
+            guard let member = member() else { return nil }
+            members.append(member)
+        }
+        return members
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(token, forKey: .token)
+        try container.encode(membersText, forKey: .members)
     }
 
     package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         token = try container.decode(String.self, forKey: .token)
-        let text = try container.decode(String.self, forKey: .members)
-        var members: [TetherResumeSet.Member] = []
-        for entry in text.split(separator: ",") {
-            let fields = entry.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false)
-            guard fields.count == 2, let base = UInt64(fields[0]), let channel = TetherUpgrade.percentDecode(fields[1]), !channel.isEmpty else {
-                throw DecodingError.dataCorruptedError(forKey: .members, in: container, debugDescription: "a member is not base;channel")
-            }
-            members.append(TetherResumeSet.Member(channel: channel, base: base))
+        guard let members = Self.members(from: try container.decode(String.self, forKey: .members)) else {
+            throw DecodingError.dataCorruptedError(forKey: .members, in: container, debugDescription: "a member is not base;channel")
         }
         self.members = members
+    }
+
+    /// The same JSON as `JSONEncoder`'s (`{"token", "members"}`), written directly: read and
+    /// written at every reconnect, Foundation's coders cost milliseconds there.
+    package func encodedData() throws -> Data {
+        Data(JSONWriter.text(["token": .string(token), "members": .string(membersText)]).utf8)
+    }
+
+    package static func decoded(from data: Data) throws -> Self {
+        guard case .object(let object)? = try? JSONParser.parse(Array(data)), case .string(let token)? = object["token"],
+            case .string(let text)? = object["members"], let members = members(from: text)
+        else { throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not a \(kind) state")) }
+        return Self(token: token, members: members)
     }
 }

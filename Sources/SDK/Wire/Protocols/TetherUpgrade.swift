@@ -102,9 +102,14 @@ package enum TetherUpgrade {
     /// `%XX` sequences as bytes; `nil` for a `%` not followed by two hex digits, or bytes that
     /// are not UTF-8.
     package static func percentDecode(_ field: Substring) -> String? {
+        percentDecode(field.utf8)
+    }
+
+    /// `%XX` sequences in `field`'s bytes as bytes; `nil` as for a string.
+    package static func percentDecode(_ field: some Collection<UInt8>) -> String? {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(field.utf8.count)
-        var iterator = field.utf8.makeIterator()
+        bytes.reserveCapacity(field.count)
+        var iterator = field.makeIterator()
         func hexValue(_ byte: UInt8?) -> UInt8? {
             switch byte {
             case let byte? where (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte): byte - UInt8(ascii: "0")

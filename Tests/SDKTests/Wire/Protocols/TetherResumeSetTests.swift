@@ -77,12 +77,21 @@ struct TetherResumeSetTests: TetherWireTesting {
         #expect(try WireSessionState(empty).decoded(as: TetherSessionState.self) == empty)
         let damaged = WireSessionState(kind: TetherSessionState.kind, data: Data(#"{"token":"T","members":"x;room"}"#.utf8))
         #expect(throws: DecodingError.self) { try damaged.decoded(as: TetherSessionState.self) }
+        let notJSON = WireSessionState(kind: TetherSessionState.kind, data: Data("{".utf8))
+        #expect(throws: DecodingError.self) { try notJSON.decoded(as: TetherSessionState.self) }
+    }
+
+    @Test("the state written directly is the JSON Foundation's coders read and write")
+    func sessionStateIsFoundationsJSON() throws {
+        let state = TetherSessionState(token: "T\"1", members: [member("a,b;c%d", 0), member("чат/😀", UInt64.max)])
+        #expect(try JSONDecoder().decode(TetherSessionState.self, from: state.encodedData()) == state)
+        #expect(try TetherSessionState.decoded(from: JSONEncoder().encode(state)) == state)
     }
 
     @Test("canonical order is by UTF-8 bytes, whatever order the set was made in")
     func canonicalOrder() {
-        let members = [member("é", 1), member("Z", 1), member("a", 1), member("e", 1)]
-        #expect(TetherResumeSet.canonical(members).map(\.channel) == ["Z", "a", "e", "é"])
+        let members = [member("é", 1), member("Z", 1), member("a", 1), member("e", 1), member("ab", 1), member("a\u{7F}", 1), member("aa", 1)]
+        #expect(TetherResumeSet.canonical(members).map(\.channel) == ["Z", "a", "aa", "ab", "a\u{7F}", "e", "é"], "a prefix first; bytes, not characters")
         #expect(TetherResumeSet.digest(TetherResumeSet.canonical(members)) == TetherResumeSet.digest(TetherResumeSet.canonical(members.reversed())))
     }
 
