@@ -34,6 +34,17 @@ struct JSONParser {
         return value
     }
 
+    /// The value at `index` of valid UTF-8 `bytes` (the bytes of a `String`), read as the
+    /// whole text's parse reads a value at `depth` — the same value, the same limit — and
+    /// `index` moved past it; nil where it does not parse (the whole text's parse says why).
+    static func value(in bytes: UnsafeBufferPointer<UInt8>, at index: inout Int, depth: Int, maxDepth: Int) -> JSONValue? {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        parser.index = index
+        guard let value = try? parser.parseValue(depth: depth) else { return nil }
+        index = parser.index
+        return value
+    }
+
     private init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth

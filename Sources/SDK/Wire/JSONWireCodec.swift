@@ -50,15 +50,17 @@ package struct JSONWireCodec: WireCodec, Hashable {
     }
 
     package func decode(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
-        // An `ok` as servers write it is read directly (see ``CanonicalAck``).
-        if let text = directlyReadable(frame), let ack = CanonicalAck.parse(text) {
-            return .ack(ack)
+        // A `message` and an `ok` as servers write them are read directly (see
+        // ``CanonicalMessage``, ``CanonicalAck``).
+        if let text = directlyReadable(frame) {
+            if let message = CanonicalMessage.parse(text, maxDepth: maxDepth) { return .message(message) }
+            if let ack = CanonicalAck.parse(text) { return .ack(ack) }
         }
         return try decodeThroughParser(frame)
     }
 
-    /// ``decode(_:)`` without the direct reading of a canonical `ok` (the tests hold the two
-    /// to the same answers).
+    /// ``decode(_:)`` without the direct reading of a canonical `message` or `ok` (the tests
+    /// hold the two to the same answers).
     func decodeThroughParser(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {
         let fields = try object(in: frame)
         let type = try string("type", in: fields)
@@ -272,7 +274,7 @@ package struct JSONWireCodec: WireCodec, Hashable {
         guard !key.isEmpty, key.utf8.count <= 64 else { throw CodecError(.missingField, "'key' must be 1 to 64 bytes") }
     }
 
-    private static func checkChannel(_ name: String) throws(CodecError) {
+    static func checkChannel(_ name: String) throws(CodecError) {
         guard !name.isEmpty, name.utf8.count <= 256 else { throw CodecError(.missingField, "'channel' must be 1 to 256 bytes") }
     }
 
