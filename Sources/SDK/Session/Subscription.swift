@@ -47,7 +47,7 @@ public struct Subscription: AsyncSequence, Sendable {
         Iterator(batches: batches.makeAsyncIterator(), backlog: backlog, batchFinished: batchFinished, drained: drained)
     }
 
-    package struct HeldBatch: Sendable {
+    struct HeldBatch: Sendable {
         var messages: [ChannelMessage] = []
         var index = 0
 
