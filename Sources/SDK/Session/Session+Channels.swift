@@ -1,47 +1,4 @@
 extension Session {
-    /// What the session holds for one channel.
-    package struct ChannelState {
-        /// What the protocol needs beyond the name (a GraphQL operation), for every (re)subscribe.
-        var options: JSONValue?
-        /// Every `Subscription` listening, by id.
-        var subscribers: [UInt64: Subscriber] = [:]
-        /// Messages delivered in this turn, handed to the subscribers together when it ends.
-        var undelivered: [ChannelMessage] = []
-        /// With a store: how many of `undelivered` wait for the store batch that records their
-        /// positions (counted from the first), oldest first (``Session/handOverStored()``).
-        var awaitingStore: [(batch: UInt64, count: Int)] = []
-        /// Where the channel's stream stands for the app (the last message delivered, or where
-        /// the server said it began): a resubscribe asks for everything after it. What it holds
-        /// is the protocol's; the protocol's machine drops what it already delivered.
-        var position: StreamPosition?
-        /// Indicates that the server acknowledged it once: re-subscribing is a replay.
-        var hasBeenActive = false
-        /// `subscribe(to:)` calls waiting for the acknowledgement.
-        var waiters: [(subscriber: UInt64, continuation: CheckedContinuation<Void, any Error>)] = []
-        /// The presence state the app tracks on the channel (``Session/track(_:on:)``),
-        /// announced again after every resubscribe.
-        var tracked: JSONValue?
-        /// How many messages the subscribers were handed, in all (a subscriber's finished count
-        /// starts from what it was when it came).
-        var handedOver: UInt64 = 0
-        /// With a store: the positions of messages handed over and not yet finished by every
-        /// subscriber, by their count; and where every subscriber has finished.
-        var unfinished: [(index: UInt64, position: StreamPosition)] = []
-        var finished: StreamPosition?
-        /// After a relaunch: the messages up to this position were handed to the killed launch
-        /// (``ChannelMessage/isRedelivery``).
-        var redeliverUntil: StreamPosition?
-        /// After a relaunch: when the position it resumes from was stored (wall clock, Unix ms).
-        var resumedFromStoredAt: Int64?
-        /// The position of the newest message handed over (to any subscriber): what comes again
-        /// at or before it is a catch-up's, for the subscribers behind it.
-        var handedThrough: StreamPosition?
-        /// Indicates that a subscriber is held back or catching up (``Session/handOverControlled(_:on:)``).
-        var flowControlled = false
-        /// A subscriber read down while a subscribe was on the way: catch up again once answered.
-        var catchUpAgain = false
-    }
-
     /// Subscribes to `channel`. Connected, it returns once the server acknowledged the
     /// subscription (and throws if the server rejects it); not connected (also while a
     /// connection's credentials await their answer), it returns at once and the subscription
@@ -151,29 +108,34 @@ extension Session {
         guard let connection = link.connection, let channel = connection.channels.answered(subscription) else { return false }
         defer { mirrorChannel(channel) }
         apply(connection.subscribeDeadlines.remove(subscription), to: .subscribes)
-        guard var state = channels[channel] else { return true }
-        connection.channels.confirm(subscription, for: channel)
-        let before = state.position
-        // A resubscribe on a protocol that cannot resume, or of a channel with no position to
-        // resume from (answered live): what was missed is unknown.
-        let resumedLive = if case .live = outcome { state.hasBeenActive && state.position == nil } else { false }
-        let refetch = outcome == .resumeUnsupported || resumedLive || (state.hasBeenActive && !settings.wireProtocol.capabilities.resumesSubscriptions)
-        state.hasBeenActive = true
-        if let storedAt = state.resumedFromStoredAt {
+        let resumes = settings.wireProtocol.capabilities.resumesSubscriptions
+        // In place: the channel's state is not copied.
+        let updated = channels[channel]?.update { state in
+            let before = state.position
+            // A resubscribe on a protocol that cannot resume, or of a channel with no position to
+            // resume from (answered live): what was missed is unknown.
+            let resumedLive = if case .live = outcome { state.hasBeenActive && state.position == nil } else { false }
+            let refetch = outcome == .resumeUnsupported || resumedLive || (state.hasBeenActive && !resumes)
+            state.hasBeenActive = true
+            let storedAt = state.resumedFromStoredAt
             state.resumedFromStoredAt = nil
+            if let latest = outcome.position, state.position.map({ latest.isAtOrPast($0) == false }) ?? true {
+                // A new subscription starts at the server's latest; and a server whose latest is
+                // before what we already saw has lost its history (a restart): start over from its
+                // positions, or the next resume would ask for what it never had.
+                state.position = latest
+            }
+            // Nothing handed over is unfinished: the app has finished up to where the stream stands.
+            if state.unfinished.isEmpty { state.finished = state.position }
+            let waiters = state.waiters
+            if !waiters.isEmpty { state.waiters = [] }
+            return (before: before, refetch: refetch, storedAt: storedAt, finished: state.finished, waiters: waiters, flowControlled: state.flowControlled)
+        }
+        guard let updated else { return true }
+        connection.channels.confirm(subscription, for: channel)
+        if let storedAt = updated.storedAt {
             recovery?.reachedBack[channel] = .milliseconds(max(0, Self.wallClockMilliseconds() - storedAt))
         }
-        if let latest = outcome.position, state.position.map({ latest.isAtOrPast($0) == false }) ?? true {
-            // A new subscription starts at the server's latest; and a server whose latest is
-            // before what we already saw has lost its history (a restart): start over from its
-            // positions, or the next resume would ask for what it never had.
-            state.position = latest
-        }
-        // Nothing handed over is unfinished: the app has finished up to where the stream stands.
-        if state.unfinished.isEmpty { state.finished = state.position }
-        let waiters = state.waiters
-        state.waiters = []
-        channels[channel] = state
         // With a store, `subscribe` returns once it holds where the subscription began: a kill
         // right after must not leave a relaunch subscribing from a later "now". The protocol's
         // state goes with it (MQTT: the filters the broker's session now holds).
@@ -181,11 +143,11 @@ extension Session {
         if storeLink != nil { storeWireState() }
         // The socket's protocol learns how far the app got (MQTT acknowledges a re-send of what
         // an earlier socket delivered once the app has finished it).
-        acknowledgeFinished(channel, through: state.finished)
+        acknowledgeFinished(channel, through: updated.finished)
         let covering = storeLink.map { $0.covering } ?? 0
-        for waiter in waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
-        recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)
-        if state.flowControlled { catchUpSubscribed(channel, outcome) }
+        for waiter in updated.waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
+        recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: updated.before, refetch: updated.refetch)
+        if updated.flowControlled { catchUpSubscribed(channel, outcome) }
         return true
     }
 
