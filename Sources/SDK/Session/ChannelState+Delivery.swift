@@ -65,6 +65,11 @@ extension Session.ChannelState {
     /// the ids of those at their bound (`limit` messages, `byteLimit` bytes), which were handed
     /// nothing.
     package func offer(_ batch: [ChannelMessage], bytes: Int, limit: Int, byteLimit: Int) -> [UInt64] {
+        Self.offer(batch, bytes: bytes, to: subscribers, limit: limit, byteLimit: byteLimit)
+    }
+
+    /// Offers `batch` to `subscribers`, as ``offer(_:bytes:limit:byteLimit:)`` does.
+    static func offer(_ batch: [ChannelMessage], bytes: Int, to subscribers: [UInt64: Subscriber], limit: Int, byteLimit: Int) -> [UInt64] {
         var refused: [UInt64] = []
         for (id, subscriber) in subscribers where !subscriber.offer(batch, bytes: bytes, limit: limit, byteLimit: byteLimit) {
             refused.append(id)

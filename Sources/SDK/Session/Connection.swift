@@ -99,14 +99,22 @@ extension Session {
         /// Indicates that the replay, the catch-ups and the outbox flush are all done.
         var isSettled: Bool { plan.isFinished && targets.isEmpty && flushing.isEmpty }
 
-        /// A message was delivered: whether it was one the channel missed (at or before its
-        /// target), and whether it reached the target (the channel's catch-up is done).
-        mutating func counted(_ message: ChannelMessage) -> (missed: Bool, reached: Bool) {
-            guard let position = message.position, let target = targets[message.channel] else { return (false, false) }
-            let missed = target.isAtOrPast(position) == true
-            guard position.isAtOrPast(target) == true else { return (missed, false) }
-            targets[message.channel] = nil
-            return (missed, true)
+        /// A run of `channel`'s messages was delivered: how many of them the channel missed (at
+        /// or before its target), and whether one reached the target (the channel's catch-up is
+        /// done; what comes after it in the run was not missed). One lookup for the run, none
+        /// when no catch-up is awaited.
+        mutating func counted(_ run: [ChannelMessage], on channel: String) -> (missed: Int, reached: Bool) {
+            guard !targets.isEmpty, let target = targets[channel] else { return (0, false) }
+            var missed = 0
+            for message in run {
+                guard let position = message.position else { continue }
+                if target.isAtOrPast(position) == true { missed += 1 }
+                if position.isAtOrPast(target) == true {
+                    targets[channel] = nil
+                    return (missed, true)
+                }
+            }
+            return (missed, false)
         }
 
         /// Feeds the plan an event, in place: what to carry out.

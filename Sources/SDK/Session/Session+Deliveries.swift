@@ -9,20 +9,16 @@ extension Session {
         if first { turn.delivering.append(channel) }
         // Counted for the recovery before the app sees them: when the app sees the last missed
         // message, the recovery's report is already published.
-        if recovery != nil, link.connection?.replay != nil, countForRecovery(messages) { checkRecoveryComplete() }
+        if recovery != nil, countForRecovery(messages, on: channel) { checkRecoveryComplete() }
         if turn.depth == 0 { flushDeliveries() }
     }
 
-    /// Counts each message of `run` the socket's catch-up awaited into the recovery: `true`
+    /// Counts the messages of `run` the socket's catch-up awaited into the recovery: `true`
     /// when one reached the channel's recovery target.
-    private func countForRecovery(_ run: [ChannelMessage]) -> Bool {
-        var reached = false
-        for message in run {
-            guard let counted = link.connection?.replay?.counted(message) else { continue }
-            if counted.missed { recovery?.caughtUp[message.channel, default: 0] += 1 }
-            if counted.reached { reached = true }
-        }
-        return reached
+    private func countForRecovery(_ run: [ChannelMessage], on channel: String) -> Bool {
+        guard let counted = link.connection?.replay?.counted(run, on: channel) else { return false }
+        if counted.missed > 0 { recovery?.caughtUp[channel, default: 0] += counted.missed }
+        return counted.reached
     }
 
     /// Hands every channel's held messages to its subscribers, one batch each, after bringing
@@ -39,16 +35,17 @@ extension Session {
         if storeLink != nil, settings.wireProtocol.capabilities.sessionStateTracksDeliveries { storeWireState() }
         for (name, _) in positions { storeChannel(name) }
         for (name, _) in positions {
-            guard let state = channels[name], !state.undelivered.isEmpty else { continue }
+            // Read, not copied: the state is changed right after.
+            guard let held = channels[name]?.undelivered.count, held > 0 else { continue }
             if let link = storeLink, link.covering > link.finished {
                 // Handed over only once the store knows they were (write-ahead): a kill in
                 // between must find them flagged when they come again, not taken for new.
-                channels[name]?.awaitingStore.append((link.covering, state.undelivered.count))
+                channels[name]?.awaitingStore.append((link.covering, held))
                 storeLink?.awaitingDelivery.insert(name)
                 continue
             }
-            channels[name]?.awaitingStore = []
-            handOver(state.undelivered.count, on: name)
+            if channels[name]?.awaitingStore.isEmpty == false { channels[name]?.awaitingStore = [] }
+            handOver(held, on: name)
         }
     }
 
@@ -72,10 +69,13 @@ extension Session {
     /// Hands the first `count` held messages of `name` to its subscribers, one batch each; a
     /// subscriber at its bound is held back (``holdBack(_:on:)``).
     private func handOver(_ count: Int, on name: String) {
-        guard let batch = channels[name]?.takeHeld(count), let state = channels[name] else { return }
-        guard !state.flowControlled else { return handOverControlled(batch, on: name) }
-        counted(batch, on: name, from: state.handedOver)
-        let refused = state.offer(batch, bytes: batch.approximateByteCount, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
+        // In place; the subscribers as they are now get the batch.
+        guard let (batch, flowControlled, handedOver, subscribers) = channels[name]?.update({ ($0.takeHeld(count), $0.flowControlled, $0.handedOver, $0.subscribers) })
+        else { return }
+        guard !flowControlled else { return handOverControlled(batch, on: name) }
+        counted(batch, on: name, from: handedOver)
+        let refused = ChannelState.offer(
+            batch, bytes: batch.approximateByteCount, to: subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
         if !refused.isEmpty { holdBack(refused, on: name) }
     }
 
