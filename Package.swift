@@ -44,7 +44,7 @@ let package = Package(
 
         .target(
             name: "ReferenceServer",
-            dependencies: ["SDK", "SDKTesting", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            dependencies: ["SDK", "SDKTesting", "NIOTransport", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOWebSocket", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio")],
             path: "Examples/ReferenceServer",
             swiftSettings: strictSettings

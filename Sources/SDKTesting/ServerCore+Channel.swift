@@ -41,5 +41,14 @@ extension ServerCore {
 
         var subscribers: Set<ConnectionID> = []
         var keys = KeyMemory()
+
+        /// `subscriber` joins, asking for what came after `since`: the latest sequence, the kept
+        /// messages it missed, and whether some it missed are no longer kept.
+        mutating func join(_ subscriber: ConnectionID, since: UInt64?) -> (latest: UInt64, missed: ArraySlice<Retained>, gap: Bool) {
+            subscribers.insert(subscriber)
+            guard let since, since < latest else { return (latest, [], false) }
+            let oldest = retained.first?.sequence ?? latest + 1
+            return (latest, retained(after: since), oldest > since + 1)
+        }
     }
 }

@@ -235,21 +235,14 @@ package struct ServerCore: Sendable {
         guard !rejectedChannels.contains(name) else {
             return reply(id, .error(ServerError(id: requestID, code: "forbidden", message: "subscriptions to \(name) are refused")))
         }
-        // Taken out while it changes: a copy left in `channels` would make every change copy
-        // its buffers (the retained messages, the subscribers).
-        var channel = channels.removeValue(forKey: name) ?? Channel()
-        channel.subscribers.insert(id)
-        channels[name] = channel
-        clients[id]?.channels[name] = channel.latest
-        var missed: [Retained] = []
-        var gap = false
-        if let since, since < channel.latest {
-            missed = Array(channel.retained(after: since))
-            let oldest = channel.retained.first?.sequence ?? channel.latest + 1
-            gap = oldest > since + 1
-        }
+        // In place, in one lookup: a copy would make the change copy its buffers.
+        let (latest, missed, gap) = channels[name, default: Channel()].join(id, since: since)
+        clients[id]?.channels[name] = latest
         // The `ok` first, then the missed messages: a client applies the `ok` before them.
-        return reply(id, .ack(Ack(id: requestID, sequence: channel.latest, gap: gap))) + missed.map { .send(id, $0.frame) }
+        var outputs = reply(id, .ack(Ack(id: requestID, sequence: latest, gap: gap)))
+        outputs.reserveCapacity(outputs.count + missed.count)
+        for message in missed { outputs.append(.send(id, message.frame)) }
+        return outputs
     }
 
     /// Publishes from the server side; returns the sequence number and the fan-out. A message
