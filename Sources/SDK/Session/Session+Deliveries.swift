@@ -27,6 +27,7 @@ extension Session {
         guard !turn.delivering.isEmpty else { return }
         let names = turn.delivering
         turn.delivering = []
+        guard storeLink != nil else { return flushWithoutStore(names) }
         // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
         let positions = names.compactMap { name in channels[name].map { (name, $0.position) } }
         diagnostics.update { mirror in
@@ -47,6 +48,38 @@ extension Session {
             if channels[name]?.awaitingStore.isEmpty == false { channels[name]?.awaitingStore = [] }
             handOver(held, on: name)
         }
+    }
+
+    /// ``flushDeliveries()`` without a store (nothing waits for a write): each channel's state
+    /// is read and its held messages taken and counted in one lookup, then every channel is
+    /// mirrored in one update, then each batch goes to the subscribers it had.
+    private func flushWithoutStore(_ names: [String]) {
+        var positions: [(name: String, position: StreamPosition?)] = []
+        var batches: [(name: String, batch: [ChannelMessage], subscribers: [UInt64: Subscriber], last: StreamPosition?)] = []
+        var controlled: [(name: String, held: Int)] = []
+        positions.reserveCapacity(names.count)
+        batches.reserveCapacity(names.count)
+        for name in names {
+            // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
+            _ = channels[name]?.update { state in
+                positions.append((name, state.position))
+                guard !state.undelivered.isEmpty else { return }
+                if !state.awaitingStore.isEmpty { state.awaitingStore = [] }
+                guard !state.flowControlled else { return controlled.append((name, state.undelivered.count)) }
+                let batch = state.takeHeld(.max)
+                batches.append((name, batch, state.subscribers, state.count(batch)))
+            }
+        }
+        diagnostics.update { mirror in
+            for (name, last) in positions { mirror.channels[name] = .some(last) }
+        }
+        for (name, batch, subscribers, last) in batches {
+            acknowledgeFinished(name, through: last)
+            let refused = ChannelState.offer(
+                batch, bytes: batch.approximateByteCount, to: subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
+            if !refused.isEmpty { holdBack(refused, on: name) }
+        }
+        for (name, held) in controlled { handOver(held, on: name) }
     }
 
     /// The store wrote what the held messages waited for: each channel's messages whose

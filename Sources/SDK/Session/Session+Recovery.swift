@@ -110,9 +110,13 @@ extension Session {
         if recovery == nil { recovery = Recovery(trigger: next.trigger, startedAt: clock.now, connectionAttempts: 1) }
         var steps: [ReplayPlan.Step] = []
         var replayed: Set<RecoveryStepID> = []
+        steps.reserveCapacity(journal.steps.count)
+        replayed.reserveCapacity(journal.steps.count)
+        // One array for every subscription's step (shared, not one allocation each).
+        let afterAuthentication: [RecoveryStepID] = [.authenticated]
         for id in journal.steps {
             if let channel = channelName(of: id) {
-                steps.append(ReplayPlan.Step(id: id, prerequisites: [.authenticated]))
+                steps.append(ReplayPlan.Step(id: id, prerequisites: afterAuthentication))
                 if channels[channel]?.hasBeenActive == true { replayed.insert(id) }
             } else if let step = journal.custom[id] {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: step.prerequisites))
@@ -121,8 +125,13 @@ extension Session {
         }
         var plan = ReplayPlan(steps: steps, mode: settings.replayMode, attemptLimit: settings.replayAttempts)
         let actions = plan.start()
-        link.connection?.replay = SocketReplay(plan: plan)
+        var replay = SocketReplay(plan: plan)
+        // Room for every channel's catch-up and count at once.
+        replay.targets.reserveCapacity(steps.count)
+        link.connection?.replay = replay
+        link.connection?.channels.reserveCapacity(steps.count)
         recovery?.replayed = replayed
+        recovery?.caughtUp.reserveCapacity(steps.count)
         performReplay(actions)
         // The outbox follows the resubscribes in the same flight when nothing else is ahead of it.
         flushOutboxIfReady()
@@ -166,8 +175,10 @@ extension Session {
     }
 
     func channelName(of id: RecoveryStepID) -> String? {
-        guard id.rawValue.hasPrefix("subscribe:") else { return nil }
-        return String(id.rawValue.dropFirst("subscribe:".count))
+        // Compared as bytes: `hasPrefix` compares characters (a replay asks this of every step).
+        let prefix = "subscribe:".utf8
+        guard id.rawValue.utf8.starts(with: prefix) else { return nil }
+        return String(Substring(id.rawValue.utf8.dropFirst(prefix.count)))
     }
 
     func startCustomRun(_ id: RecoveryStepID, attempt: Int) {

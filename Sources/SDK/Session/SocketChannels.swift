@@ -10,6 +10,14 @@ extension Session {
         private var confirmed: [SubscriptionID: String] = [:]
         private var confirmedByChannel: [String: SubscriptionID] = [:]
 
+        /// Room for `count` more subscriptions (a replay's), so the tables do not grow step by step.
+        mutating func reserveCapacity(_ count: Int) {
+            pending.reserveCapacity(pending.count + count)
+            pendingByChannel.reserveCapacity(pendingByChannel.count + count)
+            confirmed.reserveCapacity(confirmed.count + count)
+            confirmedByChannel.reserveCapacity(confirmedByChannel.count + count)
+        }
+
         /// A subscribe for `channel` went out as request `id`.
         mutating func sent(_ id: RequestID, for channel: String) {
             if let earlier = pendingByChannel.updateValue(id, forKey: channel) { pending[earlier] = nil }
@@ -19,7 +27,7 @@ extension Session {
         /// The subscribe `id` was answered (either way): its channel, if it was pending.
         mutating func answered(_ id: RequestID) -> String? {
             guard let channel = pending.removeValue(forKey: id) else { return nil }
-            if pendingByChannel[channel] == id { pendingByChannel[channel] = nil }
+            if let index = pendingByChannel.index(forKey: channel), pendingByChannel.values[index] == id { pendingByChannel.remove(at: index) }
             return channel
         }
 

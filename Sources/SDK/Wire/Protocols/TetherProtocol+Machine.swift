@@ -149,6 +149,11 @@ extension TetherProtocol {
 
         /// The server answers `entries` (carried by the upgrade).
         private mutating func carry(_ entries: [TetherUpgrade.Entry]) {
+            // Each will be claimed: room for all of them at once.
+            pending.reserveCapacity(pending.count + entries.count)
+            carried.reserveCapacity(carried.count + entries.count)
+            channels.reserveCapacity(channels.count + entries.count)
+            subscriptions.reserveCapacity(subscriptions.count + entries.count)
             for entry in entries {
                 pending[entry.id] = .carried(channel: entry.channel, resumed: entry.since != nil)
                 carried[entry.channel] = entry.id
