@@ -10,7 +10,7 @@ public struct RecoveryStepID: Hashable, Sendable, CustomStringConvertible, Compa
     /// The server accepted the credentials.
     public static let authenticated = RecoveryStepID(rawValue: "authenticated")
     /// The subscription to `channel` is active.
-    public static func subscription(_ channel: String) -> RecoveryStepID { RecoveryStepID(rawValue: "subscribe:\(channel)") }
+    public static func subscription(_ channel: String) -> RecoveryStepID { RecoveryStepID(rawValue: "subscribe:" + channel) }
     /// A step the app added with `addRecoveryStep`.
     public static func custom(_ name: String) -> RecoveryStepID { RecoveryStepID(rawValue: "custom:\(name)") }
 

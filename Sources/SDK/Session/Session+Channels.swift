@@ -90,13 +90,16 @@ extension Session {
     /// `behindCredentials`: sent while the credentials await their answer, outside the replay:
     /// its time starts counting after the connect timeout's, so that an attempt that fails to
     /// connect is what ends it (the next connection's replay has it), never its own timeout.
-    func sendSubscribe(_ channel: String, behindCredentials: Bool = false) {
+    /// `state` and `deadline`: the channel's state and the request deadline, when the caller (a
+    /// replay of many) already has them.
+    func sendSubscribe(_ channel: String, behindCredentials: Bool = false, state held: ChannelState? = nil, deadline: SessionClock.Instant? = nil) {
         guard let connection = link.connection else { return }
         let id = makeRequestID()
         connection.channels.sent(id, for: channel)
         let timeout = behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout
-        apply(connection.subscribeDeadlines.add(id, deadline: clock.deadline(after: timeout), timeout: timeout, remaining: timeout), to: .subscribes)
-        let state = channels[channel]
+        let due = behindCredentials ? clock.deadline(after: timeout) : deadline ?? clock.deadline(after: timeout)
+        apply(connection.subscribeDeadlines.add(id, deadline: due, timeout: timeout, remaining: timeout), to: .subscribes)
+        let state = held ?? channels[channel]
         let topic = Topic(channel, options: state?.options)
         perform(.subscribe(id, topic, resume: state.flatMap(resumePosition(of:))))
         // Announced with the join's answer, ahead of the outbox.

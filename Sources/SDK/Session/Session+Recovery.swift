@@ -149,12 +149,15 @@ extension Session {
     }
 
     private func performReplay(_ actions: [ReplayPlan.Action]) {
+        // A replay's subscribes share one deadline (computed once, not once per subscribe).
+        var deadline: SessionClock.Instant?
         for action in actions {
             switch action {
             case .perform(let id, let attempt):
                 if let channel = channelName(of: id) {
-                    if acceptsRequests, channels[channel] != nil {
-                        sendSubscribe(channel)
+                    if acceptsRequests, let state = channels[channel] {
+                        if deadline == nil { deadline = clock.deadline(after: settings.requestTimeout) }
+                        sendSubscribe(channel, state: state, deadline: deadline)
                     } else {
                         replayEvent { $0.remove(id) }
                     }
