@@ -89,6 +89,12 @@ package struct ReplayPlan: Sendable {
     /// The steps not removed, in journal order.
     var order: [RecoveryStepID] { ids.indices.compactMap { states[$0] == nil ? nil : ids[$0] } }
 
+    /// The steps not removed and their states, in journal order (read from the arrays: a
+    /// recovery's report of a thousand steps looked each one up by its id).
+    var stepsWithStates: [(id: RecoveryStepID, state: StepState)] {
+        ids.indices.compactMap { position in states[position].map { (ids[position], $0) } }
+    }
+
     private mutating func set(_ position: Int, _ state: StepState?) {
         func count(_ state: StepState?, _ delta: Int) {
             switch state {

@@ -243,11 +243,13 @@ extension Session {
             RecoveryReport.Step(id: .connected, outcome: .succeeded, attempts: current.connectionAttempts, isReplay: implicitReplay),
             RecoveryReport.Step(id: .authenticated, outcome: .succeeded, attempts: 1, isReplay: implicitReplay),
         ]
-        for id in plan.order {
-            switch plan.state(of: id) {
-            case .succeeded(let attempts)?:
+        let settled = plan.stepsWithStates
+        steps.reserveCapacity(steps.count + settled.count)
+        for (id, state) in settled {
+            switch state {
+            case .succeeded(let attempts):
                 steps.append(.init(id: id, outcome: .succeeded, attempts: attempts, isReplay: current.replayed.contains(id)))
-            case .failed(let reason, let attempts)?:
+            case .failed(let reason, let attempts):
                 steps.append(.init(id: id, outcome: .failed(reason), attempts: attempts, isReplay: current.replayed.contains(id)))
             default:
                 break
