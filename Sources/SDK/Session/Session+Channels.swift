@@ -109,7 +109,11 @@ extension Session {
     /// The protocol made the subscription (`outcome`: from where, and what it covers).
     func subscribed(_ subscription: SubscriptionID, _ outcome: SubscribeOutcome) -> Bool {
         guard let connection = link.connection, let channel = connection.channels.answered(subscription) else { return false }
-        defer { mirrorChannel(channel) }
+        // The mirror shows the position every turn before left it at (each change of a
+        // position is mirrored: here, on subscribing, and by each turn's deliveries): a
+        // resubscribe that leaves the position as it was needs no update.
+        var mirrored = false
+        defer { if !mirrored { mirrorChannel(channel) } }
         apply(connection.subscribeDeadlines.remove(subscription), to: .subscribes)
         let resumes = settings.wireProtocol.capabilities.resumesSubscriptions
         // In place: the channel's state is not copied.
@@ -132,9 +136,13 @@ extension Session {
             if state.unfinished.isEmpty { state.finished = state.position }
             let waiters = state.waiters
             if !waiters.isEmpty { state.waiters = [] }
-            return (before: before, refetch: refetch, storedAt: storedAt, finished: state.finished, waiters: waiters, flowControlled: state.flowControlled)
+            return (
+                before: before, unmoved: before == state.position, refetch: refetch, storedAt: storedAt, finished: state.finished, waiters: waiters,
+                flowControlled: state.flowControlled
+            )
         }
         guard let updated else { return true }
+        mirrored = updated.unmoved
         connection.channels.confirm(subscription, for: channel)
         if let storedAt = updated.storedAt {
             recovery?.reachedBack[channel] = .milliseconds(max(0, Self.wallClockMilliseconds() - storedAt))
