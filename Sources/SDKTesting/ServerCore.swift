@@ -141,7 +141,11 @@ package struct ServerCore: Sendable {
             clients[id]?.credential = request.credential
             outputs += reply(id, .resumeSet(token: token, resumed: resumed))
         }
-        return outputs + request.entries.flatMap { subscribe(id, requestID: $0.id, name: $0.channel, since: $0.since) }
+        // Room for every answer and every carried channel at once (a resumed set of thousands).
+        clients[id]?.channels.reserveCapacity(request.entries.count)
+        outputs.reserveCapacity(outputs.count + request.entries.count * 2)
+        for entry in request.entries { outputs += subscribe(id, requestID: entry.id, name: entry.channel, since: entry.since) }
+        return outputs
     }
 
     /// How to answer a WebSocket upgrade request that offered `subprotocols` with `headers`

@@ -62,10 +62,12 @@ package struct TetherProtocol: WireProtocolDescription {
     /// order) and the rest of `resuming` (in theirs); nil when it carries none or does not fit.
     static func resumeSet(_ kept: TetherSessionState, resuming: [WireResume]) -> (value: String, carried: [WireResume], rest: [WireResume])? {
         var wanted: [String: WireResume] = [:]
+        wanted.reserveCapacity(resuming.count)
         for resume in resuming { wanted[resume.topic.name] = resume }
         var positions: [TetherResumeSet.Position] = []
         var carried: [WireResume] = []
         positions.reserveCapacity(kept.members.count)
+        carried.reserveCapacity(min(kept.members.count, resuming.count))
         for member in kept.members {
             guard let resume = wanted.removeValue(forKey: member.channel) else {
                 positions.append(.left)
