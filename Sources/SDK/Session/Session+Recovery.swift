@@ -6,8 +6,14 @@ extension Session {
         let trigger: RecoveryReport.Trigger
         let startedAt: SessionClock.Instant
         var connectionAttempts = 0
-        /// Steps performed before this recovery: their runs are replays.
-        var replayed: Set<RecoveryStepID> = []
+        /// Steps never performed before this recovery; every other step's run is a replay.
+        /// (Kept as the exceptions: a reconnect's thousand resubscribes are all replays, and a
+        /// set of them cost a thousand string hashes to build and as many to read.)
+        var firstRuns: Set<RecoveryStepID> = []
+
+        /// Indicates that `id` was never performed before this recovery.
+        func isFirstRun(_ id: RecoveryStepID) -> Bool { !firstRuns.isEmpty && firstRuns.contains(id) }
+
         var caughtUp: [String: Int] = [:]
         var gaps: Set<String> = []
         var refetch: Set<String> = []
@@ -109,18 +115,17 @@ extension Session {
     func startReplay() {
         if recovery == nil { recovery = Recovery(trigger: next.trigger, startedAt: clock.now, connectionAttempts: 1) }
         var steps: [ReplayPlan.Step] = []
-        var replayed: Set<RecoveryStepID> = []
+        var firstRuns: Set<RecoveryStepID> = []
         steps.reserveCapacity(journal.steps.count)
-        replayed.reserveCapacity(journal.steps.count)
         // One array for every subscription's step (shared, not one allocation each).
         let afterAuthentication: [RecoveryStepID] = [.authenticated]
         for id in journal.steps {
             if let channel = channelName(of: id) {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: afterAuthentication))
-                if channels[channel]?.hasBeenActive == true { replayed.insert(id) }
+                if channels[channel]?.hasBeenActive != true { firstRuns.insert(id) }
             } else if let step = journal.custom[id] {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: step.prerequisites))
-                if step.hasRun { replayed.insert(id) }
+                if !step.hasRun { firstRuns.insert(id) }
             }
         }
         var plan = ReplayPlan(steps: steps, mode: settings.replayMode, attemptLimit: settings.replayAttempts)
@@ -130,7 +135,7 @@ extension Session {
         replay.targets.reserveCapacity(steps.count)
         link.connection?.replay = replay
         link.connection?.channels.reserveCapacity(steps.count)
-        recovery?.replayed = replayed
+        recovery?.firstRuns = firstRuns
         recovery?.caughtUp.reserveCapacity(steps.count)
         performReplay(actions)
         // The outbox follows the resubscribes in the same flight when nothing else is ahead of it.
@@ -248,9 +253,9 @@ extension Session {
         for (id, state) in settled {
             switch state {
             case .succeeded(let attempts):
-                steps.append(.init(id: id, outcome: .succeeded, attempts: attempts, isReplay: current.replayed.contains(id)))
+                steps.append(.init(id: id, outcome: .succeeded, attempts: attempts, isReplay: !current.isFirstRun(id)))
             case .failed(let reason, let attempts):
-                steps.append(.init(id: id, outcome: .failed(reason), attempts: attempts, isReplay: current.replayed.contains(id)))
+                steps.append(.init(id: id, outcome: .failed(reason), attempts: attempts, isReplay: !current.isFirstRun(id)))
             default:
                 break
             }
