@@ -33,7 +33,7 @@ extension Session {
         diagnostics.update { mirror in
             for (name, last) in positions { mirror.channels[name] = .some(last) }
         }
-        if storeLink != nil, settings.wireProtocol.capabilities.sessionStateTracksDeliveries { storeWireState() }
+        if settings.wireProtocol.capabilities.sessionStateTracksDeliveries { storeWireState() }
         for (name, _) in positions { storeChannel(name) }
         for (name, _) in positions {
             // Read, not copied: the state is changed right after.
