@@ -1,3 +1,4 @@
+import Foundation
 import SDK
 
 /// What every recovery bench measures, the same way: the app goes to the background, the old
@@ -22,6 +23,7 @@ struct RecoveryRuns {
         let lifecycle = ManualLifecycleSource()
         let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
         var samples: [Duration] = []
+        var cpu: [Duration] = []
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await session.run() }
             var reports = session.recoveryReports.makeAsyncIterator()
@@ -32,8 +34,10 @@ struct RecoveryRuns {
                 try await whenGone(session)
                 try await Task.sleep(for: away)
                 try await beforeReturn(run)
+                let cpuBefore = Self.processCPUTime()
                 await lifecycle.send(.active)
                 guard let report = await reports.next() else { throw SessionError(.sessionEnded, "no recovery report") }
+                cpu.append(Self.processCPUTime() - cpuBefore)
                 try check(report)
                 samples.append(report.duration)
             }
@@ -41,19 +45,31 @@ struct RecoveryRuns {
             await session.shutdown()
             group.cancelAll()
         }
-        return RecoverySamples(sorted: samples.sorted())
+        return RecoverySamples(sorted: samples.sorted(), cpu: cpu.sorted())
+    }
+
+    /// The CPU time this process (every thread) has used: the client's, since the server and
+    /// the delaying proxy run in processes of their own.
+    static func processCPUTime() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
     }
 }
 
 /// Recovery durations, sorted.
 struct RecoverySamples {
     let sorted: [Duration]
+    /// The client process's CPU time in each recovery (from the return to the report), sorted.
+    var cpu: [Duration] = []
 
     var median: Duration { sorted[sorted.count / 2] }
+    var cpuMedian: Duration? { cpu.isEmpty ? nil : cpu[cpu.count / 2] }
 
     /// "median M ms = R RTT …(min A, max B)", with `note` between the two.
     func summary(rtt: Duration, note: String = "") -> String {
         "median \(median.milliseconds.formatted(1)) ms = \((median.milliseconds / rtt.milliseconds).formatted(2)) RTT\(note) "
             + "(min \(sorted[0].milliseconds.formatted(1)), max \(sorted[sorted.count - 1].milliseconds.formatted(1)))"
+            + (cpuMedian.map { "; client CPU median \($0.milliseconds.formatted(1)) ms" } ?? "")
     }
 }

@@ -197,15 +197,16 @@ extension TetherProtocol {
                 let position = ack.sequence.map(StreamPosition.sequence)
                 switch waiting {
                 case .subscribe(let subscription, let resumed):
-                    if let channel = subscriptions[subscription], channels[channel]?.subscription == subscription {
-                        channels[channel]?.answered = true
-                        channels[channel]?.base = ack.sequence
-                    }
-                    if let latest = ack.sequence, let channel = subscriptions[subscription], let route = channels[channel],
-                       route.subscription == subscription, route.lastDelivered.map({ latest < $0 }) ?? true {
-                        // Live from the server's latest; or a server whose latest is below what
-                        // was delivered lost its history (a restart): its numbering starts over.
-                        channels[channel]?.lastDelivered = latest
+                    // One lookup: the route is read and changed in place.
+                    if let channel = subscriptions[subscription], let index = channels.index(forKey: channel),
+                       channels.values[index].subscription == subscription {
+                        channels.values[index].answered = true
+                        channels.values[index].base = ack.sequence
+                        if let latest = ack.sequence, channels.values[index].lastDelivered.map({ latest < $0 }) ?? true {
+                            // Live from the server's latest; or a server whose latest is below what
+                            // was delivered lost its history (a restart): its numbering starts over.
+                            channels.values[index].lastDelivered = latest
+                        }
                     }
                     let outcome: SubscribeOutcome = !resumed ? .live(at: position) : ack.gap ? .gap(at: position) : .caughtUp(to: position)
                     return [.subscribed(subscription, outcome)]
@@ -261,14 +262,15 @@ extension TetherProtocol {
                 }
             guard gate.admits(command, passes: passes) else { return [] }
             switch command {
-            case .subscribe(let subscription, let topic, let resume) where carried[topic.name] != nil:
-                // Asked for in the upgrade request: its answer is on the way.
-                guard let id = carried.removeValue(forKey: topic.name), case .carried(_, let resumed)? = pending[id] else { return [] }
-                channels[topic.name] = Route(subscription: subscription, lastDelivered: resume?.sequence)
-                subscriptions[subscription] = topic.name
-                pending[id] = .subscribe(subscription, resumed: resumed)
-                return []
             case .subscribe(let subscription, let topic, let resume):
+                if let id = carried.removeValue(forKey: topic.name) {
+                    // Asked for in the upgrade request: its answer is on the way.
+                    guard case .carried(_, let resumed)? = pending[id] else { return [] }
+                    channels[topic.name] = Route(subscription: subscription, lastDelivered: resume?.sequence)
+                    subscriptions[subscription] = topic.name
+                    pending[id] = .subscribe(subscription, resumed: resumed)
+                    return []
+                }
                 let id = makeWireID()
                 var since: UInt64?
                 if let sequence = resume?.sequence { since = sequence }
