@@ -61,25 +61,33 @@ package struct TetherProtocol: WireProtocolDescription {
     /// The `Tether-Resume-Set` value for the kept set, the subscriptions it carries (in its
     /// order) and the rest of `resuming` (in theirs); nil when it carries none or does not fit.
     static func resumeSet(_ kept: TetherSessionState, resuming: [WireResume]) -> (value: String, carried: [WireResume], rest: [WireResume])? {
-        var wanted: [String: WireResume] = [:]
+        // Each wanted channel's index in `resuming`: one hash each way, and no resume copied
+        // into a table (a thousand at every reconnect).
+        var wanted: [String: Int] = [:]
         wanted.reserveCapacity(resuming.count)
-        for resume in resuming { wanted[resume.topic.name] = resume }
+        for (index, resume) in resuming.enumerated() { wanted[resume.topic.name] = index }
+        var taken = [Bool](repeating: false, count: resuming.count)
         var positions: [TetherResumeSet.Position] = []
         var carried: [WireResume] = []
         positions.reserveCapacity(kept.members.count)
         carried.reserveCapacity(min(kept.members.count, resuming.count))
         for member in kept.members {
-            guard let resume = wanted.removeValue(forKey: member.channel) else {
+            guard let index = wanted[member.channel], !taken[index] else {
                 positions.append(.left)
                 continue
             }
+            taken[index] = true
+            let resume = resuming[index]
             positions.append(resume.position?.sequence.map(TetherResumeSet.Position.since) ?? .live)
             carried.append(resume)
         }
         guard !carried.isEmpty, let request = TetherResumeSet.Request(token: kept.token, members: kept.members, positions: positions) else { return nil }
         let value = request.headerValue
         guard value.utf8.count <= TetherResumeSet.maxHeaderBytes else { return nil }
-        return (value, carried, resuming.filter { wanted[$0.topic.name] != nil })
+        var rest: [WireResume] = []
+        rest.reserveCapacity(resuming.count - carried.count)
+        for (index, resume) in resuming.enumerated() where !taken[index] { rest.append(resume) }
+        return (value, carried, rest)
     }
 
     package func makeConnectionMachine(continuing state: WireSessionState?, handshake: Handshake, subprotocol: String?) -> any WireMachine {

@@ -9,6 +9,12 @@ package struct WireSessionState: Hashable, Sendable, Codable {
     package let kind: String
     /// Its encoding (JSON).
     package let data: Data
+    /// The value it was made from, when made in this process: handed to the next socket's
+    /// machine without decoding (a thousand-member resume set was decoded at every reconnect).
+    /// Not part of its identity or its encoding: `kind` and `data` are.
+    private var value: (any WireSessionStateValue)?
+
+    private enum CodingKeys: String, CodingKey { case kind, data }
 
     /// Encodes `state`. The states are plain values (strings, integers, collections of them):
     /// encoding them cannot fail, so a failure is a bug in the protocol's type.
@@ -19,6 +25,7 @@ package struct WireSessionState: Hashable, Sendable, Codable {
         } catch {
             preconditionFailure("\(State.kind) does not encode: \(error)")
         }
+        value = state
     }
 
     package init(kind: String, data: Data) {
@@ -31,7 +38,15 @@ package struct WireSessionState: Hashable, Sendable, Codable {
     /// in silence.
     package func decoded<State: WireSessionStateValue>(as type: State.Type) throws -> State? {
         guard kind == State.kind else { return nil }
+        if let value = value as? State { return value }
         return try State.decoded(from: data)
+    }
+
+    package static func == (lhs: Self, rhs: Self) -> Bool { lhs.kind == rhs.kind && lhs.data == rhs.data }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(kind)
+        hasher.combine(data)
     }
 }
 

@@ -48,4 +48,27 @@ struct WireSessionStateTests {
         let mqtt = MQTT(clientID: "c")
         #expect(mqtt.continuing(damaged, as: MQTTSessionState.self) == nil)
     }
+
+    @Test("a state made in this process is handed back as made, without decoding; its identity and its encoding are its kind and bytes")
+    func madeInProcess() throws {
+        let state = UndecodableState(count: 3)
+        let made = WireSessionState(state)
+        #expect(try made.decoded(as: UndecodableState.self) == state, "the value made, not a decoding (which would throw)")
+        let fromBytes = WireSessionState(kind: made.kind, data: made.data)
+        #expect(throws: DecodingError.self) { try fromBytes.decoded(as: UndecodableState.self) }
+        #expect(made == fromBytes && made.hashValue == fromBytes.hashValue)
+        let stored = try JSONDecoder().decode(WireSessionState.self, from: JSONEncoder().encode(made))
+        #expect(stored == made)
+        #expect(throws: DecodingError.self) { try stored.decoded(as: UndecodableState.self) }
+    }
+}
+
+/// A state whose decoding always fails: what a decoded state reads back is decoded, never cached.
+private struct UndecodableState: WireSessionStateValue, Equatable {
+    static let kind = "undecodable/1"
+    var count: Int
+
+    static func decoded(from data: Data) throws -> Self {
+        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "never decodes"))
+    }
 }
