@@ -5,12 +5,23 @@ public struct PolicyContext: Hashable, Sendable {
     public var lifecycle: AppLifecycleState
     /// Indicates that a connection is open now.
     public var isConnected: Bool
-    /// Indicates that the network is reachable (as far as the session knows).
-    public var isNetworkReachable: Bool
+    /// The device's conditions now: the network and its path, Low Power Mode, the thermal state.
+    public var conditions: DeviceConditions
+
+    /// Indicates that the network is reachable (as far as the session knows):
+    /// `conditions.isNetworkReachable`.
+    public var isNetworkReachable: Bool {
+        get { conditions.isNetworkReachable }
+        set { conditions.isNetworkReachable = newValue }
+    }
 
     public init(lifecycle: AppLifecycleState, isConnected: Bool = false, isNetworkReachable: Bool = true) {
+        self.init(lifecycle: lifecycle, isConnected: isConnected, conditions: DeviceConditions(isNetworkReachable: isNetworkReachable))
+    }
+
+    public init(lifecycle: AppLifecycleState, isConnected: Bool = false, conditions: DeviceConditions) {
         self.lifecycle = lifecycle
         self.isConnected = isConnected
-        self.isNetworkReachable = isNetworkReachable
+        self.conditions = conditions
     }
 }

@@ -37,4 +37,20 @@ public protocol SessionPolicy: Sendable {
 
     /// The network became reachable or unreachable.
     mutating func networkReachabilityChanged(isReachable: Bool) -> [PolicyAction]
+
+    /// The device's conditions changed (the path, Low Power Mode, the thermal state, and
+    /// reachability, which ``networkReachabilityChanged(isReachable:)`` has already been told
+    /// of). By default nothing happens.
+    mutating func conditionsChanged(to conditions: DeviceConditions) -> [PolicyAction]
+
+    /// How the session checks the connection is alive in `context`: `proposed` is what the
+    /// settings and their power saving rules give. By default `proposed`, unchanged. Asked again
+    /// whenever the lifecycle, the conditions or the policy change.
+    func liveness(proposed: Liveness, in context: PolicyContext) -> Liveness
+}
+
+extension SessionPolicy {
+    public mutating func conditionsChanged(to conditions: DeviceConditions) -> [PolicyAction] { [] }
+
+    public func liveness(proposed: Liveness, in context: PolicyContext) -> Liveness { proposed }
 }

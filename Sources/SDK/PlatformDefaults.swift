@@ -1,4 +1,4 @@
-/// The lifecycle source and network monitor for the platform the app runs on.
+/// The lifecycle source, network monitor and conditions source for the platform the app runs on.
 public enum PlatformDefaults {
     /// UIKit's, WatchKit's or AppKit's lifecycle notifications on Apple platforms; elsewhere
     /// (Linux) a manual source that changes only when told.
@@ -31,6 +31,17 @@ public enum PlatformDefaults {
         PathNetworkMonitor()
         #else
         ManualNetworkMonitor()
+        #endif
+    }
+
+    /// The device's conditions from `NWPathMonitor` and `ProcessInfo` on Apple platforms
+    /// (``SystemConditionsSource``); elsewhere (Linux) a manual source that changes only when
+    /// told. A session given this and no network monitor takes reachability from it too.
+    public static func conditionsSource() -> any DeviceConditionsSource {
+        #if canImport(Network)
+        SystemConditionsSource()
+        #else
+        ManualConditionsSource()
         #endif
     }
 }

@@ -1,8 +1,8 @@
 package import ConnectionPolicy
 
-/// The controller's state machine: a policy, the facts it decides from (lifecycle, network), the
-/// link's phase (idle, opening, open — one attempt at a time) and the timers, with every input a
-/// mutating call and every consequence a ``ControlEffect``. It does no I/O, reads no clock and
+/// The controller's state machine: a policy, the facts it decides from (lifecycle, the device's
+/// conditions), the link's phase (idle, opening, open — one attempt at a time), the timers and
+/// the liveness, with every input a mutating call and every consequence a ``ControlEffect``. It does no I/O, reads no clock and
 /// starts no task; ``ConnectionController`` and ``Session`` carry out its effects.
 ///
 /// What it guarantees by construction: never a second attempt while one is opening or open; an
@@ -43,7 +43,12 @@ package struct ConnectionControl: Sendable {
 
     package private(set) var policy: any SessionPolicy
     package private(set) var lifecycle: AppLifecycleState
-    package private(set) var isNetworkReachable: Bool
+    package private(set) var conditions: DeviceConditions
+    /// How the connection's liveness is checked now (told to the performer as ``ControlEffect/liveness(_:)``).
+    package private(set) var liveness: Liveness
+    /// The settings' liveness, before the power saving rules and the policy.
+    private let baseLiveness: Liveness
+    private let powerSaving: PowerSaving
     /// The status last published (nil before the first).
     private var shown: ConnectionStatus?
     package private(set) var isStarted = false
@@ -54,12 +59,23 @@ package struct ConnectionControl: Sendable {
     private var lastAttempt: UInt64 = 0
     private var effects: [ControlEffect] = []
 
-    package init(policy: any SessionPolicy, lifecycle: AppLifecycleState, isNetworkReachable: Bool, connectTimeout: Duration) {
+    /// `liveness`: the settings' heartbeat and probe, which `powerSaving` and then the policy
+    /// adapt to the lifecycle and the conditions.
+    package init(
+        policy: any SessionPolicy, lifecycle: AppLifecycleState, conditions: DeviceConditions, connectTimeout: Duration,
+        liveness: Liveness = Liveness(heartbeat: nil, probesOnReturn: false), powerSaving: PowerSaving = .standard
+    ) {
         self.policy = policy
         self.lifecycle = lifecycle
-        self.isNetworkReachable = isNetworkReachable
+        self.conditions = conditions
         self.connectTimeout = connectTimeout
+        self.baseLiveness = liveness
+        self.powerSaving = powerSaving
+        self.liveness = liveness
     }
+
+    /// Indicates that the network is reachable, as far as the control knows.
+    package var isNetworkReachable: Bool { conditions.isNetworkReachable }
 
     /// Indicates that the policy's reconnect timer is armed (a retry is pending).
     package var isRetryPending: Bool { armed[.policy(.reconnect)] != nil }
@@ -73,9 +89,10 @@ package struct ConnectionControl: Sendable {
     package mutating func start() -> [ControlEffect] {
         guard !isStarted else { return [] }
         isStarted = true
-        let context = PolicyContext(lifecycle: lifecycle, isConnected: false, isNetworkReachable: isNetworkReachable)
-        let (lifecycle, reachable) = (lifecycle, isNetworkReachable)
-        decide("start (\(lifecycle), reachable: \(reachable))") { $0.start(in: context) }
+        let context = PolicyContext(lifecycle: lifecycle, isConnected: false, conditions: conditions)
+        let (lifecycle, conditions) = (lifecycle, conditions)
+        decide("start (\(lifecycle), \(conditions))") { $0.start(in: context) }
+        decideLiveness(announce: true)
         return takeEffects()
     }
 
@@ -85,20 +102,38 @@ package struct ConnectionControl: Sendable {
         guard state != lifecycle else { return effects }
         lifecycle = state
         decide("app is \(state)") { $0.lifecycleChanged(to: state) }
+        decideLiveness()
         effects += takeEffects()
         return effects
     }
 
-    /// Whether the network is reachable; a repeated value changes nothing.
+    /// Whether the network is reachable (the rest of the conditions as they are); a repeated
+    /// value changes nothing.
     package mutating func setNetworkReachable(_ reachable: Bool) -> [ControlEffect] {
+        var changed = conditions
+        changed.isNetworkReachable = reachable
+        return setConditions(changed)
+    }
+
+    /// The device's conditions; a repeated value changes nothing. A change of reachability goes
+    /// to the policy as such first, then the whole value; then the liveness is decided again.
+    package mutating func setConditions(_ new: DeviceConditions) -> [ControlEffect] {
         var effects = start()
-        guard reachable != isNetworkReachable else { return effects }
-        isNetworkReachable = reachable
-        decide("network \(reachable ? "reachable" : "unreachable")") { $0.networkReachabilityChanged(isReachable: reachable) }
-        // Reconnecting with nothing open: what the session waits for now is the network.
-        if !reachable, phase == .idle, case .reconnecting(let reason) = shown, reason.code != .networkUnreachable {
-            show(.reconnecting(Self.waitingForNetwork(after: reason)))
+        guard new != conditions else { return effects }
+        let wasReachable = conditions.isNetworkReachable
+        conditions = new
+        let reachable = new.isNetworkReachable
+        if reachable != wasReachable {
+            decide("network \(reachable ? "reachable" : "unreachable")") { $0.networkReachabilityChanged(isReachable: reachable) }
+            // Reconnecting with nothing open: what the session waits for now is the network.
+            if !reachable, phase == .idle, case .reconnecting(let reason) = shown, reason.code != .networkUnreachable {
+                show(.reconnecting(Self.waitingForNetwork(after: reason)))
+            }
         }
+        let actions = policy.conditionsChanged(to: new)
+        if !actions.isEmpty || reachable == wasReachable { logDecision("conditions: \(new)", actions) }
+        apply(actions)
+        decideLiveness()
         effects += takeEffects()
         return effects
     }
@@ -192,9 +227,10 @@ package struct ConnectionControl: Sendable {
             wasLinked = false
         }
         policy = newPolicy
-        let context = PolicyContext(lifecycle: lifecycle, isConnected: phase != .idle, isNetworkReachable: isNetworkReachable)
+        let context = PolicyContext(lifecycle: lifecycle, isConnected: phase != .idle, conditions: conditions)
         decide("replaced (\(lifecycle), connected: \(context.isConnected))") { $0.start(in: context) }
         if wasLinked, phase == .idle { show(.disconnected(.policyReplaced)) }
+        decideLiveness()
         effects += takeEffects()
         return effects
     }
@@ -217,6 +253,18 @@ package struct ConnectionControl: Sendable {
     }
 
     // MARK: Carrying out the policy
+
+    /// Decides the liveness from the facts: the settings' through the power saving rules, then
+    /// the policy's say. A change (or, with `announce`, the first decision) becomes an effect.
+    private mutating func decideLiveness(announce: Bool = false) {
+        let proposed = powerSaving.liveness(base: baseLiveness, conditions: conditions)
+        let context = PolicyContext(lifecycle: lifecycle, isConnected: phase != .idle, conditions: conditions)
+        let decided = policy.liveness(proposed: proposed, in: context)
+        guard decided != liveness || announce else { return }
+        liveness = decided
+        effects.append(.log(.debug, "liveness: \(decided) (\(conditions))"))
+        effects.append(.liveness(decided))
+    }
 
     private mutating func decide(_ event: String, _ body: (inout any SessionPolicy) -> [PolicyAction]) {
         let actions = body(&policy)

@@ -60,6 +60,22 @@ extension ConnectionController {
         perform(runtime.control.setNetworkReachable(reachable))
     }
 
+    /// Tells the controller the device's conditions (the path, Low Power Mode, the thermal
+    /// state, reachability): the policy hears of each change, and the liveness is decided again.
+    public func setDeviceConditions(_ conditions: DeviceConditions) {
+        guard !hasEnded else { return }
+        perform(runtime.control.setConditions(conditions))
+    }
+
+    /// How the app's client should check that its connection is alive, as the policy decides
+    /// it under the conditions now. The controller has no heartbeat of its own (the client
+    /// keeps itself alive): a policy that wants one says so in
+    /// ``SessionPolicy/liveness(proposed:in:)``, and the app applies it to its client.
+    public var liveness: Liveness { runtime.control.liveness }
+
+    /// The controller runs no heartbeat: ``liveness`` is there for the app to read.
+    func livenessChanged(_ liveness: Liveness) {}
+
     /// Replaces the policy at run time: the old one's timers are cancelled, an open in flight
     /// is abandoned, an open connection is kept, and the new policy decides from the facts.
     public func replacePolicy(_ newPolicy: some SessionPolicy) {

@@ -24,6 +24,7 @@ public actor ConnectionController {
     nonisolated let clock: SessionClock
     nonisolated let lifecycleSource: (any LifecycleSource)?
     nonisolated let networkMonitor: (any NetworkMonitor)?
+    nonisolated let conditionsSource: (any DeviceConditionsSource)?
     nonisolated let logger: SessionLogger
     nonisolated let classify: @Sendable (any Error) -> RetryDisposition
     nonisolated let pinger: (@Sendable () async throws -> Void)?
@@ -60,6 +61,10 @@ public actor ConnectionController {
     ///     ``setAppState(_:)`` only (it then starts `active`).
     ///   - network: where reachability changes come from; `nil` to report them with
     ///     ``setNetworkReachable(_:)`` only.
+    ///   - conditions: where the device's conditions come from (the path, Low Power Mode, the
+    ///     thermal state; ``PlatformDefaults/conditionsSource()``); `nil` to report them with
+    ///     ``setDeviceConditions(_:)`` only. With a network monitor too, reachability is the
+    ///     monitor's.
     ///   - backgroundTime: where background execution time comes from
     ///     (``PlatformDefaults/backgroundTime()`` on iOS).
     ///   - connectTimeout: how long an open may take before it is abandoned and retried.
@@ -75,6 +80,7 @@ public actor ConnectionController {
         clock: any Clock<Duration> = ContinuousClock(),
         lifecycle: (any LifecycleSource)? = nil,
         network: (any NetworkMonitor)? = nil,
+        conditions: (any DeviceConditionsSource)? = nil,
         backgroundTime: any BackgroundTimeProvider = NoBackgroundTime(),
         connectTimeout: Duration = .seconds(15),
         isRetryable: @escaping @Sendable (any Error) -> RetryDisposition = { _ in .retry },
@@ -86,13 +92,14 @@ public actor ConnectionController {
         self.clock = SessionClock(clock)
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
+        self.conditionsSource = conditions
         self.logger = logger
         self.classify = isRetryable
         self.pinger = ping
         self.pingTimeout = pingTimeout
         self.connectTimeout = connectTimeout
         (runtime, inputs, inputSink) = ControlRuntime.make(
-            policy: policy, lifecycle: lifecycle, network: network, connectTimeout: connectTimeout, backgroundTime: backgroundTime,
+            policy: policy, lifecycle: lifecycle, network: network, conditions: conditions, connectTimeout: connectTimeout, backgroundTime: backgroundTime,
             backgroundTimeName: "Tether connection", clock: self.clock, diagnostics: diagnostics, input: Self.input
         )
     }

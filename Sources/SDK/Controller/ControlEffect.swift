@@ -52,6 +52,9 @@ package enum ControlEffect: Hashable, Sendable {
     case cancel(ControlTimer)
     /// The status changed.
     case status(ConnectionStatus)
+    /// How the connection's liveness is checked from now on: the heartbeat's interval and
+    /// timeout, the probe on return.
+    case liveness(Liveness)
     /// A line for the log.
     case log(LogLevel, String)
 }

@@ -38,14 +38,16 @@ struct ControlRuntime<Timer: Hashable & Sendable> {
     /// from the platform's facts; the background time's expiry comes in through the funnel;
     /// with a tracking clock the host counts as work to come until its run starts.
     static func make<Input: Sendable>(
-        policy: any SessionPolicy, lifecycle: (any LifecycleSource)?, network: (any NetworkMonitor)?, connectTimeout: Duration,
+        policy: any SessionPolicy, lifecycle: (any LifecycleSource)?, network: (any NetworkMonitor)?, conditions: (any DeviceConditionsSource)?,
+        connectTimeout: Duration, liveness: Liveness = Liveness(heartbeat: nil, probesOnReturn: false), powerSaving: PowerSaving = .standard,
         backgroundTime: any BackgroundTimeProvider, backgroundTimeName: String, clock: SessionClock, diagnostics: DiagnosticsMirror,
         input: @escaping @Sendable (RuntimeInput<Timer>) -> Input
     ) -> (runtime: ControlRuntime, inputs: AsyncStream<Input>, sink: TrackedInputSink<Input>) {
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
         let sink = TrackedInputSink(continuation: continuation, activity: clock.activity)
         let control = ConnectionControl(
-            policy: policy, lifecycle: lifecycle?.state ?? .active, isNetworkReachable: network?.isReachable ?? true, connectTimeout: connectTimeout
+            policy: policy, lifecycle: lifecycle?.state ?? .active, conditions: initialConditions(conditions, network), connectTimeout: connectTimeout,
+            liveness: liveness, powerSaving: powerSaving
         )
         let keeper = BackgroundTimeKeeper(provider: backgroundTime, name: backgroundTimeName) { sink.yield(input(.backgroundTimeExpired(serial: $0))) }
         let (name, state) = (control.policy.name, control.lifecycle)
@@ -53,6 +55,14 @@ struct ControlRuntime<Timer: Hashable & Sendable> {
         // Until it runs, the host is work to come (its run loop ends this unit once started).
         clock.activity?.begin()
         return (ControlRuntime(control: control, backgroundKeeper: keeper), inputs, sink)
+    }
+
+    /// The conditions a host starts from: its conditions source's, with the network monitor's
+    /// reachability when it has one (the monitor owns reachability).
+    static func initialConditions(_ source: (any DeviceConditionsSource)?, _ network: (any NetworkMonitor)?) -> DeviceConditions {
+        var conditions = source?.conditions ?? .unconstrained
+        if let network { conditions.isNetworkReachable = network.isReachable }
+        return conditions
     }
 
     /// Indicates that the host is shutting down or has ended: calls change nothing.

@@ -10,8 +10,9 @@ extension ControlRuntimeHost {
         let stopWatching = OneShot()
         await withDiscardingTaskGroup { group in
             group.forwardChanges(
-                of: lifecycleSource, networkMonitor, until: stopWatching,
-                appState: { await self.setAppState($0) }, reachable: { await self.setNetworkReachable($0) }
+                of: lifecycleSource, networkMonitor, conditionsSource, until: stopWatching,
+                appState: { await self.setAppState($0) }, reachable: { await self.setNetworkReachable($0) },
+                conditions: { await self.conditionsReported($0) }
             )
             runStarting()
             launchQueued(into: &group)

@@ -18,6 +18,7 @@ protocol ControlRuntimeHost: Actor {
     nonisolated var inputSink: TrackedInputSink<Input> { get }
     nonisolated var lifecycleSource: (any LifecycleSource)? { get }
     nonisolated var networkMonitor: (any NetworkMonitor)? { get }
+    nonisolated var conditionsSource: (any DeviceConditionsSource)? { get }
     /// Fires once ``runLoop()`` has let go of everything and returned.
     nonisolated var runEnded: OneShot { get }
     /// What the host is called in messages ("session", "controller").
@@ -54,12 +55,23 @@ protocol ControlRuntimeHost: Actor {
     func backgroundTimeTakenBack()
     func setAppState(_ state: AppLifecycleState)
     func setNetworkReachable(_ reachable: Bool)
+    func setDeviceConditions(_ conditions: DeviceConditions)
+    /// The control decided how the connection's liveness is checked from now on.
+    func livenessChanged(_ liveness: Liveness)
     /// A line about the background time, with what the host knows of its link.
     func logBackgroundTime(_ text: String)
 }
 
 extension ControlRuntimeHost {
     var hasEnded: Bool { runtime.hasEnded }
+
+    /// The conditions source reported `conditions`: with a network monitor, reachability stays
+    /// the monitor's.
+    func conditionsReported(_ conditions: DeviceConditions) {
+        var conditions = conditions
+        if networkMonitor != nil { conditions.isNetworkReachable = runtime.control.conditions.isNetworkReachable }
+        setDeviceConditions(conditions)
+    }
 
     func makeSerial() -> UInt64 { runtime.makeSerial() }
 
@@ -84,6 +96,8 @@ extension ControlRuntimeHost {
                 cancelTimer(Self.timer(timer))
             case .status(let status):
                 setStatus(status)
+            case .liveness(let liveness):
+                livenessChanged(liveness)
             case .log(let level, let text):
                 logger.log(level, text)
             }

@@ -76,6 +76,23 @@ extension Session {
         perform(runtime.control.setNetworkReachable(reachable))
     }
 
+    /// Tells the session the device's conditions (the path, Low Power Mode, the thermal state,
+    /// reachability): the policy hears of each change, and the heartbeat follows the liveness
+    /// decided for them (``AppSettings/powerSaving``). A repeated value changes nothing.
+    public func setDeviceConditions(_ conditions: DeviceConditions) {
+        guard !hasEnded else { return }
+        ensureStarted()
+        if conditions.isNetworkReachable, !runtime.control.isNetworkReachable { next.trigger = .networkRestored }
+        perform(runtime.control.setConditions(conditions))
+    }
+
+    /// The device's conditions as the session knows them.
+    public var deviceConditions: DeviceConditions { runtime.control.conditions }
+
+    /// How the session checks that the connection is alive now: the settings' heartbeat, as the
+    /// power saving rules and the policy adapt it to the conditions.
+    public var liveness: Liveness { runtime.control.liveness }
+
     /// Tells the session the credentials changed (the token provider has a new token): after
     /// rejected credentials, it tries again at once. With a connection open, the session asks
     /// the token provider and hands the token to the protocol: one that takes credentials in

@@ -115,14 +115,14 @@ extension Session {
     /// Arms the next heartbeat: only with an open connection, in the foreground, on a protocol
     /// the client can ping (otherwise the protocol watches the server's heartbeat).
     func armHeartbeat() {
-        guard let heartbeat = settings.heartbeat, canProbe, case .open = link, lifecycle.isForeground else { return }
+        guard let heartbeat = runtime.control.liveness.heartbeat, canProbe, case .open = link, lifecycle.isForeground else { return }
         arm(SocketTimer.heartbeat, after: heartbeat.interval)
         settings.logger.log(.debug, "heartbeat armed: next ping in \(heartbeat.interval)")
     }
 
     /// Sends the heartbeat's ping; a missing pong within the timeout ends the connection.
     func sendHeartbeat() {
-        guard let heartbeat = settings.heartbeat else { return }
+        guard let heartbeat = runtime.control.liveness.heartbeat else { return }
         sendLivenessPing(timeout: heartbeat.timeout)
     }
 
@@ -130,9 +130,18 @@ extension Session {
     /// timeout before it is trusted. A protocol the client cannot ping answers with the server's
     /// next frame, within one server heartbeat (its watchdog ends a silent connection).
     func probeAfterForeground() {
-        guard settings.heartbeat != nil, case .open = link else { return }
+        guard runtime.control.liveness.probesOnReturn, case .open = link else { return }
         cancelTimer(SocketTimer.heartbeat)
         sendLivenessPing(timeout: canProbe ? settings.foregroundProbeTimeout : nil)
+    }
+
+    /// The control decided a new liveness: a heartbeat armed now is armed again at the new
+    /// interval (none, when the heartbeat is off); one not armed (a liveness ping in flight, the
+    /// background) is armed as usual, after the pong.
+    func livenessChanged(_ liveness: Liveness) {
+        guard let connection = link.connection, runtime.timers[.socket(connection.attempt.id, .heartbeat)] != nil else { return }
+        cancelTimer(SocketTimer.heartbeat)
+        armHeartbeat()
     }
 
     /// In the background the session runs no heartbeat of its own (nor its pending ping).

@@ -17,6 +17,7 @@ public actor Session {
     nonisolated let clock: SessionClock
     nonisolated let lifecycleSource: (any LifecycleSource)?
     nonisolated let networkMonitor: (any NetworkMonitor)?
+    nonisolated let conditionsSource: (any DeviceConditionsSource)?
     nonisolated let backgroundTime: any BackgroundTimeProvider
     nonisolated let statusBroadcaster = Broadcaster<ConnectionStatus>(.disconnected(.notStarted))
     nonisolated let reportBroadcaster = Broadcaster<RecoveryReport>(nil)
@@ -94,6 +95,10 @@ public actor Session {
     ///     ``setAppState(_:)`` (the session then starts as `active`).
     ///   - network: where reachability changes come from; `nil` to report them only with
     ///     ``setNetworkReachable(_:)``.
+    ///   - conditions: where the device's conditions come from (the path, Low Power Mode, the
+    ///     thermal state; ``PlatformDefaults/conditionsSource()``); `nil` to report them with
+    ///     ``setDeviceConditions(_:)`` only. With a network monitor too, reachability is the
+    ///     monitor's.
     ///   - backgroundTime: where background execution time comes from
     ///     (``PlatformDefaults/backgroundTime()`` on iOS, so Manual's window and Auto's grace
     ///     really run there); by default none is asked for.
@@ -103,6 +108,7 @@ public actor Session {
         clock: any Clock<Duration> = ContinuousClock(),
         lifecycle: (any LifecycleSource)? = nil,
         network: (any NetworkMonitor)? = nil,
+        conditions: (any DeviceConditionsSource)? = nil,
         backgroundTime: any BackgroundTimeProvider = NoBackgroundTime()
     ) {
         self.settings = settings
@@ -112,10 +118,11 @@ public actor Session {
         self.transport = self.clock.tracking(transport)
         self.lifecycleSource = lifecycle
         self.networkMonitor = network
+        self.conditionsSource = conditions
         self.backgroundTime = backgroundTime
         (runtime, inputs, inputSink) = ControlRuntime.make(
-            policy: settings.makePolicy(), lifecycle: lifecycle, network: network, connectTimeout: settings.connectTimeout,
-            backgroundTime: backgroundTime, backgroundTimeName: Self.backgroundTimeName, clock: self.clock, diagnostics: diagnostics, input: Self.input
+            policy: settings.makePolicy(), lifecycle: lifecycle, network: network, conditions: conditions, connectTimeout: settings.connectTimeout,
+            liveness: settings.baseLiveness, powerSaving: settings.powerSaving, backgroundTime: backgroundTime, backgroundTimeName: Self.backgroundTimeName, clock: self.clock, diagnostics: diagnostics, input: Self.input
         )
     }
 
@@ -132,9 +139,12 @@ public actor Session {
         clock: any Clock<Duration> = ContinuousClock(),
         lifecycle: (any LifecycleSource)? = nil,
         network: (any NetworkMonitor)? = nil,
+        conditions: (any DeviceConditionsSource)? = nil,
         backgroundTime: any BackgroundTimeProvider = NoBackgroundTime()
     ) async -> Session {
-        let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: lifecycle, network: network, backgroundTime: backgroundTime)
+        let session = Session(
+            settings: settings, transport: transport, clock: clock, lifecycle: lifecycle, network: network, conditions: conditions, backgroundTime: backgroundTime
+        )
         await session.startRunner()
         return session
     }

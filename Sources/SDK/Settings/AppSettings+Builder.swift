@@ -28,6 +28,7 @@ extension AppSettings {
         private var tokenProvider: TokenProvider?
         private var logger: SessionLogger = .platformDefault
         private var heartbeat: (interval: Duration, timeout: Duration)? = (.seconds(25), .seconds(10))
+        private var powerSaving = PowerSaving.standard
         private var probeTimeout: Duration = .seconds(3)
         var subscriberBufferLimit = 10_000
         var subscriberBufferBytes = 8 << 20
@@ -198,6 +199,16 @@ extension AppSettings {
             return copy
         }
 
+        /// What the session does to save battery and data on a constrained or expensive path,
+        /// in Low Power Mode or on a hot device (default ``PowerSaving/standard``: the foreground
+        /// heartbeat at most doubled, to at most 55 s). ``PowerSaving/off`` keeps the settings'
+        /// intervals in every condition.
+        public func powerSaving(_ rules: PowerSaving) -> Builder {
+            var copy = self
+            copy.powerSaving = rules
+            return copy
+        }
+
         /// How long the probe of a connection found open on return to the foreground may wait
         /// for its pong (default 3 s).
         public func foregroundProbeTimeout(_ timeout: Duration) -> Builder {
@@ -239,6 +250,7 @@ extension AppSettings {
             try Self.check(connectTimeout, "connectTimeout", allowZero: false)
             try Self.check(requestTimeout, "requestTimeout", allowZero: false)
             try Self.check(outboxTimeout, "outboxTimeout", allowZero: false)
+            try Self.check(powerSaving.longestStretchedHeartbeat, "powerSaving.longestStretchedHeartbeat", allowZero: false)
             try Self.check(probeTimeout, "foregroundProbeTimeout", allowZero: false)
             if let heartbeat {
                 try Self.check(heartbeat.interval, "heartbeat interval", allowZero: false)
@@ -276,6 +288,7 @@ extension AppSettings {
                 logger: logger,
                 heartbeat: heartbeat,
                 foregroundProbeTimeout: probeTimeout,
+                powerSaving: powerSaving,
                 subscriberBufferLimit: subscriberBufferLimit,
                 subscriberBufferBytes: subscriberBufferBytes,
                 subscriberStallTimeout: subscriberStallTimeout,

@@ -84,6 +84,9 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     /// How long the pong to the probe of a connection found open on return to the foreground
     /// may take before the connection is distrusted.
     public let foregroundProbeTimeout: Duration
+    /// What the session does to save battery and data when the device asks it to
+    /// (``Builder/powerSaving(_:)``, default ``PowerSaving/standard``).
+    public let powerSaving: PowerSaving
     /// How many messages one ``Subscription`` may hold unread
     /// (``Builder/subscriberBufferLimit(_:)``, default 10,000).
     public let subscriberBufferLimit: Int
@@ -93,6 +96,11 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     /// How long a subscriber held back at its bound may go without reading before it counts as
     /// stopped (``Builder/subscriberStallTimeout(_:)``, default 60 s).
     public let subscriberStallTimeout: Duration
+    /// The liveness the settings give, before the power saving rules and the policy adapt it:
+    /// the heartbeat, and the probe on return whenever there is one.
+    package var baseLiveness: Liveness {
+        Liveness(heartbeat: heartbeat.map { Liveness.Heartbeat(interval: $0.interval, timeout: $0.timeout) }, probesOnReturn: heartbeat != nil)
+    }
     let tokenProvider: TokenProvider?
     let customPolicy: (any SessionPolicy)?
     /// Where the session keeps its outbox, its positions and its protocol's session state

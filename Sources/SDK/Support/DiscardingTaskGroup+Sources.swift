@@ -1,13 +1,18 @@
 import ConnectionPolicy
 
 extension DiscardingTaskGroup {
-    /// Forwards every change of a lifecycle source and of a network monitor (either may be
-    /// absent) to `appState` and `reachable`, from children of this group, until `stop` fires:
-    /// how ``Session`` and ``ConnectionController`` both listen to the platform.
+    /// Forwards every change of a lifecycle source, a network monitor and a conditions source
+    /// (any may be absent) to `appState`, `reachable` and `conditions`, from children of this
+    /// group, until `stop` fires: how ``Session`` and ``ConnectionController`` both listen to
+    /// the platform.
     mutating func forwardChanges(
-        of lifecycle: (any LifecycleSource)?, _ network: (any NetworkMonitor)?, until stop: OneShot,
-        appState: @escaping @Sendable (AppLifecycleState) async -> Void, reachable: @escaping @Sendable (Bool) async -> Void
+        of lifecycle: (any LifecycleSource)?, _ network: (any NetworkMonitor)?, _ source: (any DeviceConditionsSource)?, until stop: OneShot,
+        appState: @escaping @Sendable (AppLifecycleState) async -> Void, reachable: @escaping @Sendable (Bool) async -> Void,
+        conditions: @escaping @Sendable (DeviceConditions) async -> Void
     ) {
+        if let source {
+            addTask { _ = await race({ await source.deliverChanges(to: conditions) }, cancelledBy: stop) }
+        }
         if let lifecycle {
             addTask { _ = await race({ await lifecycle.deliverChanges(to: appState) }, cancelledBy: stop) }
         }

@@ -32,9 +32,10 @@ struct ConnectionControlTests {
     static let auto = AutoPolicy(.init(backoff: backoff), jitter: .fixed(0))
     static let manual = ManualPolicy(.init(backgroundTimeout: .seconds(30), backoff: backoff), jitter: .fixed(0))
 
-    /// Runs `steps`; returns each step's effects without log lines.
+    /// Runs `steps`; returns each step's effects without log lines and liveness decisions
+    /// (``ConnectionControlConditionsTests`` has those).
     func run(_ policy: any SessionPolicy, _ steps: [Step], lifecycle: AppLifecycleState = .active) -> (ConnectionControl, [[ControlEffect]]) {
-        var control = ConnectionControl(policy: policy, lifecycle: lifecycle, isNetworkReachable: true, connectTimeout: .seconds(10))
+        var control = ConnectionControl(policy: policy, lifecycle: lifecycle, conditions: .unconstrained, connectTimeout: .seconds(10))
         var all: [[ControlEffect]] = []
         for step in steps {
             let effects: [ControlEffect] = switch step {
@@ -51,7 +52,7 @@ struct ConnectionControlTests {
             case .openUnowned: control.openUnowned()?.effects ?? []
             case .returnUnowned: control.returnUnowned()
             }
-            all.append(effects.filter { if case .log = $0 { false } else { true } })
+            all.append(effects.filter { switch $0 { case .log, .liveness: false; default: true } })
         }
         return (control, all)
     }

@@ -1,0 +1,35 @@
+/// What a session does to save battery and data when the device asks it to
+/// (``DeviceConditions/asksToSave``): the rules, as a value in the settings. ``standard`` is
+/// the default; ``off`` keeps every interval as the settings give it, whatever the conditions.
+public struct PowerSaving: Hashable, Sendable {
+    /// Indicates that the rules apply at all.
+    public var isEnabled: Bool
+    /// On a constrained or expensive path, in Low Power Mode or on a hot device, the foreground
+    /// heartbeat's interval is multiplied by this (at least 1)...
+    public var heartbeatStretch: Int
+    /// ...but stretched no further than this (an interval the app set longer is kept as set):
+    /// many proxies and load balancers close a connection idle for 60 s.
+    public var longestStretchedHeartbeat: Duration
+
+    public init(isEnabled: Bool = true, heartbeatStretch: Int = 2, longestStretchedHeartbeat: Duration = .seconds(55)) {
+        self.isEnabled = isEnabled
+        self.heartbeatStretch = max(1, heartbeatStretch)
+        self.longestStretchedHeartbeat = longestStretchedHeartbeat
+    }
+
+    /// The rules as the SDK ships them: the heartbeat at most doubled, to at most 55 s, while
+    /// the device asks to save.
+    public static let standard = PowerSaving()
+    /// No rule: the settings' intervals in every condition.
+    public static let off = PowerSaving(isEnabled: false)
+
+    /// The liveness these rules give under `conditions`, from the settings' `base`.
+    public func liveness(base: Liveness, conditions: DeviceConditions) -> Liveness {
+        guard isEnabled, conditions.asksToSave, var heartbeat = base.heartbeat else { return base }
+        let stretched = heartbeat.interval * heartbeatStretch
+        heartbeat.interval = max(heartbeat.interval, min(stretched, longestStretchedHeartbeat))
+        var liveness = base
+        liveness.heartbeat = heartbeat
+        return liveness
+    }
+}

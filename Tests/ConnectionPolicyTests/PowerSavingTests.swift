@@ -1,0 +1,71 @@
+import ConnectionPolicy
+import Testing
+
+/// The power saving rules alone, table by table: conditions in, liveness out.
+@Suite("PowerSaving and DeviceConditions")
+struct PowerSavingTests {
+    static let base = Liveness(heartbeat: .init(interval: .seconds(25), timeout: .seconds(10)))
+
+    @Test(
+        "the device asks to save on a constrained or expensive path, in Low Power Mode, at a serious or critical thermal state; not otherwise",
+        arguments: [
+            (DeviceConditions(), false),
+            (DeviceConditions(interface: .wifi), false),
+            (DeviceConditions(isNetworkReachable: false), false),
+            (DeviceConditions(isConstrained: true), true),
+            (DeviceConditions(isExpensive: true, interface: .cellular), true),
+            (DeviceConditions(isLowPowerModeEnabled: true), true),
+            (DeviceConditions(thermalState: .fair), false),
+            (DeviceConditions(thermalState: .serious), true),
+            (DeviceConditions(thermalState: .critical), true),
+        ]
+    )
+    func asksToSave(conditions: DeviceConditions, expected: Bool) {
+        #expect(conditions.asksToSave == expected, "\(conditions)")
+    }
+
+    @Test(
+        "standard: the heartbeat doubled while the device asks to save, to at most 55 s; an interval already longer is kept; the timeout and the probe unchanged",
+        arguments: [
+            (Duration.seconds(25), DeviceConditions(), Duration.seconds(25)),
+            (.seconds(25), DeviceConditions(isConstrained: true), .seconds(50)),
+            (.seconds(25), DeviceConditions(isExpensive: true), .seconds(50)),
+            (.seconds(25), DeviceConditions(isLowPowerModeEnabled: true), .seconds(50)),
+            (.seconds(25), DeviceConditions(thermalState: .critical), .seconds(50)),
+            (.seconds(25), DeviceConditions(isConstrained: true, isExpensive: true, isLowPowerModeEnabled: true), .seconds(50)),
+            (.seconds(40), DeviceConditions(isExpensive: true), .seconds(55)),
+            (.seconds(90), DeviceConditions(isExpensive: true), .seconds(90)),
+            (.seconds(5), DeviceConditions(isLowPowerModeEnabled: true), .seconds(10)),
+        ]
+    )
+    func standard(interval: Duration, conditions: DeviceConditions, expected: Duration) {
+        let base = Liveness(heartbeat: .init(interval: interval, timeout: .seconds(10)), probesOnReturn: true)
+        let liveness = PowerSaving.standard.liveness(base: base, conditions: conditions)
+        #expect(liveness.heartbeat?.interval == expected)
+        #expect(liveness.heartbeat?.timeout == .seconds(10))
+        #expect(liveness.probesOnReturn)
+    }
+
+    @Test("off, or no heartbeat at all: the settings' liveness in every condition")
+    func offAndNone() {
+        let saving = DeviceConditions(isConstrained: true, isExpensive: true, isLowPowerModeEnabled: true, thermalState: .critical)
+        #expect(PowerSaving.off.liveness(base: Self.base, conditions: saving) == Self.base)
+        let none = Liveness(heartbeat: nil, probesOnReturn: false)
+        #expect(PowerSaving.standard.liveness(base: none, conditions: saving) == none)
+    }
+
+    @Test("a stretch below 1 counts as 1 (never a shorter heartbeat); the liveness bound is interval plus timeout")
+    func edges() {
+        let saving = DeviceConditions(isLowPowerModeEnabled: true)
+        #expect(PowerSaving(heartbeatStretch: 0).liveness(base: Self.base, conditions: saving) == Self.base)
+        #expect(PowerSaving.standard.liveness(base: Self.base, conditions: saving).heartbeat?.bound == .seconds(60))
+    }
+
+    @Test("the policy context's reachability is its conditions' reachability, read and written")
+    func contextReachability() {
+        var context = PolicyContext(lifecycle: .active, isNetworkReachable: false)
+        #expect(!context.conditions.isNetworkReachable)
+        context.isNetworkReachable = true
+        #expect(context.conditions == .unconstrained)
+    }
+}

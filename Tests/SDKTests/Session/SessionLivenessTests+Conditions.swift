@@ -1,0 +1,80 @@
+import ConnectionPolicy
+@testable import SDK
+@testable import SDKTesting
+import Testing
+
+/// The heartbeat follows the device's conditions, end to end on the test clock: the liveness
+/// the control decides is the one the session runs.
+@Suite("Liveness under the device's conditions", .timeLimit(.minutes(1)))
+struct SessionConditionsLivenessTests {
+    let clock = TestClock()
+
+    func pings(_ server: TestServer) -> Int {
+        server.receivedMessages.filter { if case .ping = $0 { true } else { false } }.count
+    }
+
+    @Test("on an expensive path the foreground heartbeat goes every 50 s, not 25 s; back on Wi-Fi the armed heartbeat is armed again at 25 s")
+    func expensivePath() async throws {
+        let server = TestServer()
+        let conditions = ConditionsDriver(DeviceConditions(isExpensive: true, interface: .cellular))
+        let session = Session(settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) }, transport: server.transport(), clock: clock, conditions: conditions)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            #expect(await session.liveness.heartbeat?.interval == .seconds(50))
+            await clock.advance(by: .seconds(49))
+            #expect(pings(server) == 0, "no ping at 25 s on an expensive path")
+            await clock.advance(by: .seconds(1))
+            #expect(pings(server) == 1)
+            await conditions.path(.wifi)
+            #expect(await session.liveness.heartbeat?.interval == .seconds(25))
+            await clock.advance(by: .seconds(24))
+            #expect(pings(server) == 1)
+            await clock.advance(by: .seconds(1))
+            #expect(pings(server) == 2, "re-armed at the settings' 25 s from the change")
+        }
+    }
+
+    @Test("PowerSaving.off: in Low Power Mode the heartbeat stays at the settings' 25 s")
+    func off() async throws {
+        let server = TestServer()
+        let conditions = ConditionsDriver(DeviceConditions(isLowPowerModeEnabled: true))
+        let session = Session(settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)).powerSaving(.off) }, transport: server.transport(), clock: clock, conditions: conditions)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await clock.advance(by: .seconds(25))
+            #expect(pings(server) == 1)
+            #expect(await session.deviceConditions.isLowPowerModeEnabled)
+        }
+    }
+
+    @Test("the conditions source's reachability reaches the policy: unreachable holds the reconnect, reachable retries at once")
+    func reachability() async throws {
+        let server = TestServer()
+        let conditions = ConditionsDriver()
+        let session = Session(settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) }, transport: server.transport(), clock: clock, conditions: conditions)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await conditions.unreachable()
+            server.dropAllConnections()
+            _ = try await status.waitFor { $0.reason?.code == .networkUnreachable }
+            await clock.advance(by: .seconds(60))
+            #expect(session.status.reason?.code == .networkUnreachable, "no retry while the path is gone")
+            await conditions.path(.wifi)
+            try await status.waitFor(.connected)
+        }
+    }
+
+    @Test("with a network monitor too, reachability is the monitor's: the conditions source's is ignored")
+    func monitorOwnsReachability() async throws {
+        let server = TestServer()
+        let conditions = ConditionsDriver()
+        let network = ManualNetworkMonitor(isReachable: true)
+        let session = Session(settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) }, transport: server.transport(), clock: clock, network: network, conditions: conditions)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await conditions.send(DeviceConditions(isNetworkReachable: false, isLowPowerModeEnabled: true))
+            #expect(await session.deviceConditions == DeviceConditions(isNetworkReachable: true, isLowPowerModeEnabled: true))
+            #expect(session.status == .connected)
+        }
+    }
+}
