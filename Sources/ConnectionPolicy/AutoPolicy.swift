@@ -124,4 +124,9 @@ public struct AutoPolicy: SessionPolicy {
     public mutating func networkReachabilityChanged(isReachable: Bool) -> [PolicyAction] {
         tracker.networkChanged(isReachable: isReachable)
     }
+
+    /// A path that changed (Wi-Fi ↔ cellular) retries a pending reconnect at once.
+    public mutating func conditionsChanged(to conditions: DeviceConditions) -> [PolicyAction] {
+        tracker.conditionsChanged(to: conditions)
+    }
 }

@@ -27,6 +27,8 @@ public struct ConnectionTracker: Hashable, Sendable {
     public private(set) var phase: Phase = .idle
     /// Indicates that the network is reachable, as last reported.
     public private(set) var isNetworkReachable: Bool
+    /// The network path's interface, as last reported.
+    public private(set) var interface: NetworkInterface = .unknown
     /// The backoff between failed attempts.
     public let backoff: Backoff
     /// A connection open at least this long counts as working: losing it retries at once and
@@ -74,6 +76,7 @@ public struct ConnectionTracker: Hashable, Sendable {
     /// Takes over the facts of a session that is already running (policy start or replacement).
     public mutating func adopt(_ context: PolicyContext) {
         isNetworkReachable = context.isNetworkReachable
+        interface = context.conditions.interface
         phase = context.isConnected ? .connected(failures: 0) : .idle
     }
 
@@ -185,6 +188,18 @@ public struct ConnectionTracker: Hashable, Sendable {
         default:
             return []
         }
+    }
+
+    /// The device's conditions changed. A reachable path on another interface than before
+    /// (Wi-Fi ↔ cellular) is a new chance: a pending retry goes now, not at the end of its
+    /// backoff. The first interface reported after none is not a change.
+    public mutating func conditionsChanged(to conditions: DeviceConditions) -> [PolicyAction] {
+        let previous = interface
+        interface = conditions.interface
+        guard conditions.isNetworkReachable, previous != .unknown, conditions.interface != previous,
+            case .waitingToRetry(let failures, let timer) = phase
+        else { return [] }
+        return [.cancelTimer(timer)] + startAttempt(failures: failures, isRetry: true)
     }
 
     /// Drops a recovery in progress (a pending retry, a retry waiting for the network, or a

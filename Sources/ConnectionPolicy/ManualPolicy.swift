@@ -132,4 +132,9 @@ public struct ManualPolicy: SessionPolicy {
     public mutating func networkReachabilityChanged(isReachable: Bool) -> [PolicyAction] {
         tracker.networkChanged(isReachable: isReachable)
     }
+
+    /// A path that changed (Wi-Fi ↔ cellular) retries a pending reconnect at once.
+    public mutating func conditionsChanged(to conditions: DeviceConditions) -> [PolicyAction] {
+        tracker.conditionsChanged(to: conditions)
+    }
 }

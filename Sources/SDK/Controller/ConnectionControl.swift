@@ -100,9 +100,11 @@ package struct ConnectionControl: Sendable {
     package mutating func setLifecycle(_ state: AppLifecycleState) -> [ControlEffect] {
         var effects = start()
         guard state != lifecycle else { return effects }
+        let wasForeground = lifecycle.isForeground
         lifecycle = state
         decide("app is \(state)") { $0.lifecycleChanged(to: state) }
         decideLiveness()
+        if state.isForeground, !wasForeground { probeIfOpen(because: "back in the foreground") }
         effects += takeEffects()
         return effects
     }
@@ -120,7 +122,8 @@ package struct ConnectionControl: Sendable {
     package mutating func setConditions(_ new: DeviceConditions) -> [ControlEffect] {
         var effects = start()
         guard new != conditions else { return effects }
-        let wasReachable = conditions.isNetworkReachable
+        let old = conditions
+        let wasReachable = old.isNetworkReachable
         conditions = new
         let reachable = new.isNetworkReachable
         if reachable != wasReachable {
@@ -134,6 +137,9 @@ package struct ConnectionControl: Sendable {
         if !actions.isEmpty || reachable == wasReachable { logDecision("conditions: \(new)", actions) }
         apply(actions)
         decideLiveness()
+        if reachable, wasReachable, new.interface != old.interface, old.interface != .unknown {
+            probeIfOpen(because: "the path changed (\(old.interface) → \(new.interface))")
+        }
         effects += takeEffects()
         return effects
     }
@@ -253,6 +259,13 @@ package struct ConnectionControl: Sendable {
     }
 
     // MARK: Carrying out the policy
+
+    /// A connection that is open is probed now, when the liveness says so.
+    private mutating func probeIfOpen(because cause: String) {
+        guard case .open = phase, liveness.probesOnReturn else { return }
+        effects.append(.log(.debug, "probing the connection: \(cause)"))
+        effects.append(.probe)
+    }
 
     /// Decides the liveness from the facts: the settings' through the power saving rules, then
     /// the policy's say. A change (or, with `announce`, the first decision) becomes an effect.

@@ -76,6 +76,10 @@ extension ConnectionController {
     /// The controller runs no heartbeat: ``liveness`` is there for the app to read.
     func livenessChanged(_ liveness: Liveness) {}
 
+    /// The app's client checks itself (the controller's base liveness asks for no probe; a
+    /// policy that asks for one has the app read ``liveness`` and probe its client).
+    func probeConnection() {}
+
     /// Replaces the policy at run time: the old one's timers are cancelled, an open in flight
     /// is abandoned, an open connection is kept, and the new policy decides from the facts.
     public func replacePolicy(_ newPolicy: some SessionPolicy) {

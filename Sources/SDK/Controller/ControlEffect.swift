@@ -55,6 +55,9 @@ package enum ControlEffect: Hashable, Sendable {
     /// How the connection's liveness is checked from now on: the heartbeat's interval and
     /// timeout, the probe on return.
     case liveness(Liveness)
+    /// Check the open connection now (one ping, a short timeout) rather than trust it until the
+    /// next heartbeat: the app returned to the foreground, or the path changed under it.
+    case probe
     /// A line for the log.
     case log(LogLevel, String)
 }

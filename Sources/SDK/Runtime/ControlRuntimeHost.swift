@@ -58,6 +58,8 @@ protocol ControlRuntimeHost: Actor {
     func setDeviceConditions(_ conditions: DeviceConditions)
     /// The control decided how the connection's liveness is checked from now on.
     func livenessChanged(_ liveness: Liveness)
+    /// The control asks for the open connection to be checked now.
+    func probeConnection()
     /// A line about the background time, with what the host knows of its link.
     func logBackgroundTime(_ text: String)
 }
@@ -98,6 +100,8 @@ extension ControlRuntimeHost {
                 setStatus(status)
             case .liveness(let liveness):
                 livenessChanged(liveness)
+            case .probe:
+                probeConnection()
             case .log(let level, let text):
                 logger.log(level, text)
             }

@@ -54,7 +54,8 @@ extension Session {
         perform(runtime.control.setLifecycle(state))
         if state.isForeground != wasForeground {
             armOutboxDeadline()
-            if state.isForeground { probeAfterForeground() } else { stopHeartbeat() }
+            // Back in the foreground the control asks for the probe (``probeConnection()``).
+            if !state.isForeground { stopHeartbeat() }
         }
     }
 

@@ -126,10 +126,11 @@ extension Session {
         sendLivenessPing(timeout: heartbeat.timeout)
     }
 
-    /// Back in the foreground with a connection that claims to be open: one ping with a short
-    /// timeout before it is trusted. A protocol the client cannot ping answers with the server's
-    /// next frame, within one server heartbeat (its watchdog ends a silent connection).
-    func probeAfterForeground() {
+    /// Back in the foreground, or on a changed path, with a connection that claims to be open:
+    /// one ping with a short timeout before it is trusted. A protocol the client cannot ping
+    /// answers with the server's next frame, within one server heartbeat (its watchdog ends a
+    /// silent connection).
+    func probeConnection() {
         guard runtime.control.liveness.probesOnReturn, case .open = link else { return }
         cancelTimer(SocketTimer.heartbeat)
         sendLivenessPing(timeout: canProbe ? settings.foregroundProbeTimeout : nil)

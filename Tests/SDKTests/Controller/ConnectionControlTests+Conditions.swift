@@ -70,6 +70,44 @@ struct ConnectionControlConditionsTests {
         ])
     }
 
+    static func probes(_ effects: [ControlEffect]) -> Int {
+        effects.filter { $0 == .probe }.count
+    }
+
+    @Test("a probe: back in the foreground, or on another interface of a reachable network, with a connection open; never while idle or opening")
+    func probe() {
+        var control = control()
+        _ = control.start()
+        #expect(Self.probes(control.setConditions(DeviceConditions(interface: .wifi))) == 0, "opening: nothing to probe")
+        _ = control.opened(1)
+        #expect(Self.probes(control.setConditions(DeviceConditions(interface: .cellular))) == 1)
+        #expect(Self.probes(control.setConditions(DeviceConditions(isExpensive: true, interface: .cellular))) == 0, "the same interface")
+        #expect(Self.probes(control.setConditions(DeviceConditions(isNetworkReachable: false))) == 0)
+        #expect(Self.probes(control.setConditions(DeviceConditions(interface: .wifi))) == 0, "reachable again: the reconnect, not a probe")
+        #expect(Self.probes(control.setLifecycle(.inactive)) == 0)
+        #expect(Self.probes(control.setLifecycle(.active)) == 0, "inactive is foreground: no return")
+    }
+
+    @Test("back in the foreground with a connection kept open (Auto's grace): one probe; without the heartbeat, none")
+    func probeOnReturn() {
+        var control = ConnectionControl(
+            policy: AutoPolicy(.init(backgroundGrace: .seconds(30)), jitter: .fixed(0)), lifecycle: .active, conditions: .unconstrained,
+            connectTimeout: .seconds(10), liveness: Self.base
+        )
+        _ = control.start()
+        _ = control.opened(1)
+        #expect(Self.probes(control.setLifecycle(.background)) == 0)
+        #expect(Self.probes(control.setLifecycle(.active)) == 1)
+        var quiet = ConnectionControl(
+            policy: AutoPolicy(.init(backgroundGrace: .seconds(30)), jitter: .fixed(0)), lifecycle: .active, conditions: .unconstrained,
+            connectTimeout: .seconds(10), liveness: Liveness(heartbeat: nil, probesOnReturn: false)
+        )
+        _ = quiet.start()
+        _ = quiet.opened(1)
+        _ = quiet.setLifecycle(.background)
+        #expect(Self.probes(quiet.setLifecycle(.active)) == 0)
+    }
+
     @Test("the policy has the last word on the liveness, asked again on every lifecycle change and when it replaces another")
     func policyDecides() {
         var control = control()

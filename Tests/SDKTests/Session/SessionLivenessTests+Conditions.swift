@@ -13,7 +13,7 @@ struct SessionConditionsLivenessTests {
         server.receivedMessages.filter { if case .ping = $0 { true } else { false } }.count
     }
 
-    @Test("on an expensive path the foreground heartbeat goes every 50 s, not 25 s; back on Wi-Fi the armed heartbeat is armed again at 25 s")
+    @Test("on an expensive path the foreground heartbeat goes every 50 s, not 25 s; moved to Wi-Fi, the open socket is probed at once and the heartbeat runs at 25 s again")
     func expensivePath() async throws {
         let server = TestServer()
         let conditions = ConditionsDriver(DeviceConditions(isExpensive: true, interface: .cellular))
@@ -26,11 +26,13 @@ struct SessionConditionsLivenessTests {
             await clock.advance(by: .seconds(1))
             #expect(pings(server) == 1)
             await conditions.path(.wifi)
+            await clock.settle()
+            #expect(pings(server) == 2, "the path changed: the socket is probed right away")
             #expect(await session.liveness.heartbeat?.interval == .seconds(25))
             await clock.advance(by: .seconds(24))
-            #expect(pings(server) == 1)
+            #expect(pings(server) == 2)
             await clock.advance(by: .seconds(1))
-            #expect(pings(server) == 2, "re-armed at the settings' 25 s from the change")
+            #expect(pings(server) == 3, "the heartbeat armed after the probe's pong, at the settings' 25 s")
         }
     }
 
@@ -75,6 +77,37 @@ struct SessionConditionsLivenessTests {
             await conditions.send(DeviceConditions(isNetworkReachable: false, isLowPowerModeEnabled: true))
             #expect(await session.deviceConditions == DeviceConditions(isNetworkReachable: true, isLowPowerModeEnabled: true))
             #expect(session.status == .connected)
+        }
+    }
+
+    @Test("a path change probes only an open socket, only between two known interfaces of a reachable network, only when the liveness probes")
+    func probeOnPathChange() async throws {
+        let server = TestServer()
+        let conditions = ConditionsDriver()
+        let session = Session(
+            settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) }, transport: server.transport(), clock: clock,
+            conditions: conditions
+        )
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            await conditions.path(.wifi)  // unknown → Wi-Fi: the first report, not a change
+            await clock.settle()
+            #expect(pings(server) == 0)
+            await conditions.path(.wifi, isExpensive: true)  // the same interface
+            await clock.settle()
+            #expect(pings(server) == 0)
+            await conditions.path(.cellular, isExpensive: true)
+            await clock.settle()
+            #expect(pings(server) == 1)
+            server.setFrozen(true)
+            await conditions.path(.wifi)
+            await clock.settle()
+            #expect(pings(server) == 2)
+            await clock.advance(by: .milliseconds(2_900))
+            #expect(session.status == .connected)
+            await clock.advance(by: .milliseconds(100))
+            let seen = try await status.waitFor { $0.reason?.code == .networkLost }
+            #expect(seen.last?.reason?.detail?.contains("half-open") == true, "an unanswered probe ends the socket in the probe's timeout (3 s), not the heartbeat's (10 s)")
         }
     }
 }
