@@ -7,7 +7,10 @@ public import SDK
 /// ```swift
 /// @Test func lowPowerStretchesTheHeartbeat() async throws {
 ///     let conditions = ConditionsDriver()
-///     let session = Session(settings: try .testing(), transport: TestServer().transport(), clock: TestClock(), conditions: conditions)
+///     let session = Session(
+///         settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) },
+///         transport: TestServer().transport(), clock: TestClock(), conditions: conditions
+///     )
 ///     try await withRunningSession(session) { status in
 ///         try await status.waitFor(.connected)
 ///         await conditions.lowPowerMode(true)
