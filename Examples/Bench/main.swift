@@ -10,6 +10,7 @@ let usage = """
            bench proxy      --upstream-port P [--delay-ms MS] [--port-file F]
            bench reaction   [--cycles N]
            bench background [--minutes M]
+           bench power      [--minutes M]
            bench soak       [--cycles N]
            bench slow-subscriber [--seconds S] [--rate R] [--limit N] [--reading-half-rate]
            bench store      [--publishes N] [--subscriptions N] [--runs R]
@@ -73,6 +74,8 @@ do {
         try await ReactionBench(cycles: option("--cycles", default: 1_000), log: arguments.contains("--log")).run()
     case "background":
         try await BackgroundBench(minutes: option("--minutes", default: 10)).run()
+    case "power":
+        try await PowerBench(minutes: option("--minutes", default: 60)).run()
     case "handshake":
         try await HandshakeBench(cycles: option("--cycles", default: 3_000)).run()
     case "slow-subscriber" where arguments.contains("--reading-half-rate"):

@@ -33,6 +33,8 @@ extension TestServer {
         defer { order.unlock() }
         let (outputs, ready): ([ServerCore.Output], [OneShot]) = state.withLock { state in
             guard state.connections[id] != nil else { return ([], []) }
+            state.traffic.clientFrames += 1
+            state.traffic.clientBytes += frame.byteCount
             do {
                 let message = try state.core.configuration.codec.decodeClientMessage(frame)
                 state.received.append(message)
@@ -106,7 +108,9 @@ extension TestServer {
         let peer = state.withLock { state in
             state.core.connectionClosed(id)
             Self.dropDelayedAnswers(to: id, in: &state)
-            return state.connections.removeValue(forKey: id)
+            let peer = state.connections.removeValue(forKey: id)
+            if peer != nil { state.traffic.closes += 1 }
+            return peer
         }
         peer?.finish()
         notifyConnectionWaiters()
@@ -117,13 +121,22 @@ extension TestServer {
         for output in outputs {
             switch output {
             case .send(let id, let frame):
-                let peer = state.withLock { $0.connections[id] }
+                let peer = state.withLock { state in
+                    let peer = state.connections[id]
+                    if peer != nil {
+                        state.traffic.serverFrames += 1
+                        state.traffic.serverBytes += frame.byteCount
+                    }
+                    return peer
+                }
                 peer?.send(.frame(frame))
             case .close(let id, let code, let reason):
                 let peer = state.withLock { state in
                     state.core.connectionClosed(id)
                     Self.dropDelayedAnswers(to: id, in: &state)
-                    return state.connections.removeValue(forKey: id)
+                    let peer = state.connections.removeValue(forKey: id)
+                    if peer != nil { state.traffic.closes += 1 }
+                    return peer
                 }
                 peer?.send(.closed(code: code, reason: reason))
                 peer?.finish()

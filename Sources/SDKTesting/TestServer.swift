@@ -17,8 +17,20 @@ public final class TestServer: Sendable {
         case undecodable(TransportFrame, reason: String)
     }
 
+    /// The frames and bytes each side sent, counted since the server was made (a socket's
+    /// opening handshake is not counted; its close is, as closes).
+    package struct Traffic: Hashable, Sendable {
+        package var clientFrames = 0
+        package var clientBytes = 0
+        package var serverFrames = 0
+        package var serverBytes = 0
+        /// Sockets closed, by either side: each close is a close frame on the wire.
+        package var closes = 0
+    }
+
     struct State {
         var core: ServerCore
+        var traffic = Traffic()
         var connections: [ServerCore.ConnectionID: Peer] = [:]
         var nextID: ServerCore.ConnectionID = 0
         var received: [ClientMessage] = []
@@ -96,6 +108,9 @@ public final class TestServer: Sendable {
 
     /// Every frame clients sent, in order: decoded, or marked undecodable with the reason.
     package var receivedFrames: [Received] { state.withLock { $0.frames } }
+
+    /// The frames and bytes each side sent so far.
+    package var traffic: Traffic { state.withLock { $0.traffic } }
 
     /// Connections open now.
     public var openConnectionCount: Int { state.withLock { $0.connections.count } }

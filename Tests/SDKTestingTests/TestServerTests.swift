@@ -33,6 +33,30 @@ struct TestServerTests {
         #expect(server.openConnectionCount == 0)
     }
 
+    @Test("traffic counts the frames and bytes each side sent, and each close (what `bench power`'s radio model reads)")
+    func traffic() async throws {
+        let server = TestServer(tokens: ["t"])
+        let connection = try await server.transport().open(url: .init(string: "ws://127.0.0.1/")!, headers: [:])
+        var events = connection.events.makeAsyncIterator()
+        let auth = try codec.encode(ClientMessage.authenticate(id: 1, token: Secret("t")))
+        let ping = try codec.encode(ClientMessage.ping(id: 2))
+        try await connection.send(auth)
+        _ = await events.next()
+        try await connection.send(ping)
+        guard case .frame(let pong)? = await events.next() else {
+            Issue.record("no pong")
+            return
+        }
+        let counted = server.traffic
+        #expect(counted.clientFrames == 2 && counted.serverFrames == 2)
+        #expect(counted.clientBytes == auth.byteCount + ping.byteCount)
+        #expect(counted.serverBytes > pong.byteCount, "the auth's ok and the pong")
+        #expect(counted.closes == 0)
+        await connection.close(code: .normal, reason: "")
+        #expect(server.traffic.closes == 1)
+        #expect(server.traffic.clientFrames == 2, "a close is counted as a close, not a frame")
+    }
+
     @Test("a wrong token is answered with unauthorized and close code 4001")
     func rejectsToken() async throws {
         let server = TestServer(tokens: ["right"])
