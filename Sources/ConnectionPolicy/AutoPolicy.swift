@@ -11,11 +11,14 @@ public struct AutoPolicy: SessionPolicy {
         public var backoff: Backoff
         /// How long a connection must stay open to count as working (see ``ConnectionTracker``).
         public var stableAfter: Duration
+        /// The rules that lengthen the backoff on an expensive path (``PowerSaving``).
+        public var powerSaving: PowerSaving
 
-        public init(backgroundGrace: Duration = .zero, backoff: Backoff = .standard, stableAfter: Duration = .seconds(5)) {
+        public init(backgroundGrace: Duration = .zero, backoff: Backoff = .standard, stableAfter: Duration = .seconds(5), powerSaving: PowerSaving = .standard) {
             self.backgroundGrace = backgroundGrace
             self.backoff = backoff
             self.stableAfter = stableAfter
+            self.powerSaving = powerSaving
         }
     }
 
@@ -34,7 +37,9 @@ public struct AutoPolicy: SessionPolicy {
 
     public init(_ configuration: Configuration = Configuration(), jitter: JitterSource = .random()) {
         self.configuration = configuration
-        self.tracker = ConnectionTracker(backoff: configuration.backoff, jitter: jitter, stableAfter: configuration.stableAfter)
+        self.tracker = ConnectionTracker(
+            backoff: configuration.backoff, jitter: jitter, stableAfter: configuration.stableAfter, powerSaving: configuration.powerSaving
+        )
     }
 
     private var isWanted: Bool {

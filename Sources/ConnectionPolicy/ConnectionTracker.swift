@@ -27,8 +27,12 @@ public struct ConnectionTracker: Hashable, Sendable {
     public private(set) var phase: Phase = .idle
     /// Indicates that the network is reachable, as last reported.
     public private(set) var isNetworkReachable: Bool
+    /// The device's conditions, as last reported (reachability: ``isNetworkReachable``).
+    public private(set) var conditions = DeviceConditions.unconstrained
     /// The network path's interface, as last reported.
-    public private(set) var interface: NetworkInterface = .unknown
+    public var interface: NetworkInterface { conditions.interface }
+    /// The rules that lengthen the backoff on an expensive path.
+    public let powerSaving: PowerSaving
     /// The backoff between failed attempts.
     public let backoff: Backoff
     /// A connection open at least this long counts as working: losing it retries at once and
@@ -38,11 +42,15 @@ public struct ConnectionTracker: Hashable, Sendable {
     private var jitter: JitterSource
     private var timers = TimerGenerations()
 
-    public init(backoff: Backoff = .standard, jitter: JitterSource = .random(), stableAfter: Duration = .seconds(5), isNetworkReachable: Bool = true) {
+    public init(
+        backoff: Backoff = .standard, jitter: JitterSource = .random(), stableAfter: Duration = .seconds(5), isNetworkReachable: Bool = true,
+        powerSaving: PowerSaving = .standard
+    ) {
         self.backoff = backoff
         self.jitter = jitter
         self.stableAfter = stableAfter
         self.isNetworkReachable = isNetworkReachable
+        self.powerSaving = powerSaving
     }
 
     /// Indicates that a connection is open.
@@ -76,7 +84,7 @@ public struct ConnectionTracker: Hashable, Sendable {
     /// Takes over the facts of a session that is already running (policy start or replacement).
     public mutating func adopt(_ context: PolicyContext) {
         isNetworkReachable = context.isNetworkReachable
-        interface = context.conditions.interface
+        conditions = context.conditions
         phase = context.isConnected ? .connected(failures: 0) : .idle
     }
 
@@ -157,7 +165,8 @@ public struct ConnectionTracker: Hashable, Sendable {
             // A working connection was lost: the first retry is immediate.
             actions += startAttempt(failures: 0, isRetry: true)
         case .retry, .doNotRetry:
-            actions += armRetry(failures: failures, after: backoff.delay(forAttempt: failures, unitRandom: jitter.next()))
+            let delay = backoff.delay(forAttempt: failures, unitRandom: jitter.next())
+            actions += armRetry(failures: failures, after: powerSaving.retryDelay(delay, failures: failures, conditions: conditions))
         }
         return actions
     }
@@ -195,7 +204,7 @@ public struct ConnectionTracker: Hashable, Sendable {
     /// backoff. The first interface reported after none is not a change.
     public mutating func conditionsChanged(to conditions: DeviceConditions) -> [PolicyAction] {
         let previous = interface
-        interface = conditions.interface
+        self.conditions = conditions
         guard conditions.isNetworkReachable, previous != .unknown, conditions.interface != previous,
             case .waitingToRetry(let failures, let timer) = phase
         else { return [] }

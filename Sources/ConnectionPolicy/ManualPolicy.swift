@@ -13,11 +13,16 @@ public struct ManualPolicy: SessionPolicy {
         public var backoff: Backoff
         /// How long a connection must stay open to count as working (see ``ConnectionTracker``).
         public var stableAfter: Duration
+        /// The rules that lengthen the backoff on an expensive path (``PowerSaving``).
+        public var powerSaving: PowerSaving
 
-        public init(backgroundTimeout: Duration = .seconds(30), backoff: Backoff = .standard, stableAfter: Duration = .seconds(5)) {
+        public init(
+            backgroundTimeout: Duration = .seconds(30), backoff: Backoff = .standard, stableAfter: Duration = .seconds(5), powerSaving: PowerSaving = .standard
+        ) {
             self.backgroundTimeout = backgroundTimeout
             self.backoff = backoff
             self.stableAfter = stableAfter
+            self.powerSaving = powerSaving
         }
     }
 
@@ -36,7 +41,9 @@ public struct ManualPolicy: SessionPolicy {
 
     public init(_ configuration: Configuration = Configuration(), jitter: JitterSource = .random()) {
         self.configuration = configuration
-        self.tracker = ConnectionTracker(backoff: configuration.backoff, jitter: jitter, stableAfter: configuration.stableAfter)
+        self.tracker = ConnectionTracker(
+            backoff: configuration.backoff, jitter: jitter, stableAfter: configuration.stableAfter, powerSaving: configuration.powerSaving
+        )
     }
 
     private mutating func armWatchdog() -> [PolicyAction] {

@@ -10,18 +10,36 @@ public struct PowerSaving: Hashable, Sendable {
     /// ...but stretched no further than this (an interval the app set longer is kept as set):
     /// many proxies and load balancers close a connection idle for 60 s.
     public var longestStretchedHeartbeat: Duration
+    /// On an expensive path, from this many failed attempts in a row, each wait before the next
+    /// attempt is multiplied by ``expensiveBackoffStretch`` (at least 1): a server that keeps
+    /// refusing is not asked as often over cellular.
+    public var expensiveBackoffAfterFailures: Int
+    public var expensiveBackoffStretch: Int
 
-    public init(isEnabled: Bool = true, heartbeatStretch: Int = 2, longestStretchedHeartbeat: Duration = .seconds(55)) {
+    public init(
+        isEnabled: Bool = true, heartbeatStretch: Int = 2, longestStretchedHeartbeat: Duration = .seconds(55), expensiveBackoffAfterFailures: Int = 3,
+        expensiveBackoffStretch: Int = 2
+    ) {
         self.isEnabled = isEnabled
         self.heartbeatStretch = max(1, heartbeatStretch)
         self.longestStretchedHeartbeat = longestStretchedHeartbeat
+        self.expensiveBackoffAfterFailures = max(1, expensiveBackoffAfterFailures)
+        self.expensiveBackoffStretch = max(1, expensiveBackoffStretch)
     }
 
     /// The rules as the SDK ships them: the heartbeat at most doubled, to at most 55 s, while
-    /// the device asks to save.
+    /// the device asks to save; on an expensive path the backoff doubled from the third failed
+    /// attempt in a row.
     public static let standard = PowerSaving()
     /// No rule: the settings' intervals in every condition.
     public static let off = PowerSaving(isEnabled: false)
+
+    /// The wait before the next attempt after `failures` failed in a row, from the backoff's
+    /// `delay`, under `conditions`.
+    public func retryDelay(_ delay: Duration, failures: Int, conditions: DeviceConditions) -> Duration {
+        guard isEnabled, conditions.isExpensive, failures >= expensiveBackoffAfterFailures else { return delay }
+        return delay * expensiveBackoffStretch
+    }
 
     /// The liveness these rules give under `conditions`, from the settings' `base`.
     public func liveness(base: Liveness, conditions: DeviceConditions) -> Liveness {

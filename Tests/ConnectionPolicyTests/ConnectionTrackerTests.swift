@@ -47,4 +47,24 @@ struct ConnectionTrackerTests {
         tracker.adopt(PolicyContext(lifecycle: .active, isConnected: true, conditions: DeviceConditions(interface: .wifi)))
         #expect(tracker.conditionsChanged(to: DeviceConditions(interface: .cellular)) == [])
     }
+
+    @Test("over cellular a server that keeps failing is asked half as often from the third failure: 4 s, 8 s, then 32 s (not 16 s); on Wi-Fi 4, 8, 16")
+    func expensiveBackoff() {
+        for (conditions, third) in [(DeviceConditions(isExpensive: true, interface: .cellular), Duration.seconds(32)), (DeviceConditions(interface: .wifi), .seconds(16))] {
+            var tracker = ConnectionTracker(backoff: Self.backoff, jitter: .fixed(0))
+            tracker.adopt(PolicyContext(lifecycle: .active, conditions: conditions))
+            _ = tracker.reconcile(wanted: true, reason: .appBackgrounded)
+            var delays: [Duration] = []
+            for _ in 0..<3 {
+                let actions = tracker.lost(ConnectionLoss(reason: DisconnectReason(.networkLost)), retriesAllowed: true)
+                guard case .armTimer(let timer, let delay)? = actions.first else {
+                    Issue.record("expected a retry timer, got \(actions)")
+                    return
+                }
+                delays.append(delay)
+                #expect(tracker.timerFired(timer) == [.openConnection])
+            }
+            #expect(delays == [.seconds(4), .seconds(8), third], "\(conditions)")
+        }
+    }
 }

@@ -46,6 +46,22 @@ struct PowerSavingTests {
         #expect(liveness.probesOnReturn)
     }
 
+    @Test(
+        "on an expensive path the backoff doubles from the third failed attempt in a row; not before, not on another path, not when off",
+        arguments: [
+            (PowerSaving.standard, DeviceConditions(isExpensive: true), 1, Duration.seconds(8)),
+            (.standard, DeviceConditions(isExpensive: true), 2, .seconds(8)),
+            (.standard, DeviceConditions(isExpensive: true), 3, .seconds(16)),
+            (.standard, DeviceConditions(isExpensive: true, isLowPowerModeEnabled: true), 7, .seconds(16)),
+            (.standard, DeviceConditions(isConstrained: true, isLowPowerModeEnabled: true), 7, .seconds(8)),
+            (.off, DeviceConditions(isExpensive: true), 7, .seconds(8)),
+            (PowerSaving(expensiveBackoffAfterFailures: 1, expensiveBackoffStretch: 3), DeviceConditions(isExpensive: true), 1, .seconds(24)),
+        ]
+    )
+    func expensiveBackoff(rules: PowerSaving, conditions: DeviceConditions, failures: Int, expected: Duration) {
+        #expect(rules.retryDelay(.seconds(8), failures: failures, conditions: conditions) == expected)
+    }
+
     @Test("off, or no heartbeat at all: the settings' liveness in every condition")
     func offAndNone() {
         let saving = DeviceConditions(isConstrained: true, isExpensive: true, isLowPowerModeEnabled: true, thermalState: .critical)

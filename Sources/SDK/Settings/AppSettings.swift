@@ -111,9 +111,11 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     public func makePolicy() -> any SessionPolicy {
         switch mode {
         case .auto:
-            AutoPolicy(.init(backgroundGrace: backgroundGrace, backoff: reconnectBackoff, stableAfter: stableConnectionAfter), jitter: jitter)
+            AutoPolicy(.init(backgroundGrace: backgroundGrace, backoff: reconnectBackoff, stableAfter: stableConnectionAfter, powerSaving: powerSaving), jitter: jitter)
         case .manual:
-            ManualPolicy(.init(backgroundTimeout: backgroundTimeout, backoff: reconnectBackoff, stableAfter: stableConnectionAfter), jitter: jitter)
+            ManualPolicy(
+                .init(backgroundTimeout: backgroundTimeout, backoff: reconnectBackoff, stableAfter: stableConnectionAfter, powerSaving: powerSaving), jitter: jitter
+            )
         case .custom:
             customPolicy!
         }

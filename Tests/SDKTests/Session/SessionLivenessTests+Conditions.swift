@@ -110,4 +110,26 @@ struct SessionConditionsLivenessTests {
             #expect(seen.last?.reason?.detail?.contains("half-open") == true, "an unanswered probe ends the socket in the probe's timeout (3 s), not the heartbeat's (10 s)")
         }
     }
+
+    @Test(
+        "saving never extends what the app set: in Low Power Mode on an expensive path Manual's watchdog still ends the connection at 30 s, Auto's 10 s grace at 10 s",
+        arguments: [false, true]
+    )
+    func windowsNotExtended(auto: Bool) async throws {
+        let server = TestServer()
+        let lifecycle = LifecycleDriver()
+        let conditions = ConditionsDriver(DeviceConditions(isExpensive: true, interface: .cellular, isLowPowerModeEnabled: true))
+        let settings = try AppSettings.testing(auto: auto) { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)).backgroundGrace(.seconds(10)) }
+        let session = Session(settings: settings, transport: server.transport(), clock: clock, lifecycle: lifecycle, conditions: conditions)
+        let window: Duration = auto ? .seconds(10) : .seconds(30)
+        try await withRunningSession(session) { status in
+            if !auto { try await session.connect() }
+            try await status.waitFor(.connected)
+            await lifecycle.background()
+            await clock.advance(by: window - .milliseconds(1))
+            #expect(session.status == .connected)
+            await clock.advance(by: .milliseconds(1))
+            try await status.waitFor(.disconnected(auto ? .appBackgrounded : .watchdogExpired))
+        }
+    }
 }
