@@ -9,10 +9,18 @@ public struct Liveness: Hashable, Sendable, CustomStringConvertible {
     /// Indicates that an open connection is probed (one ping, a short timeout) right away when
     /// the app returns to the foreground, rather than trusted until the next heartbeat.
     public var probesOnReturn: Bool
+    /// How many times longer than configured the protocol's own keep-alive may be (Phoenix's
+    /// heartbeat, MQTT's keep-alive; at least 1), each within what its servers tolerate: Phoenix
+    /// to at most 50 s (Phoenix closes a socket silent for 60 s), MQTT to at most 120 s (a
+    /// broker ends a client silent for 1.5 keep-alives; a carrier's NAT forgets an idle mapping
+    /// within minutes). MQTT's is negotiated when it connects: a change applies from the next
+    /// connection.
+    public var keepAliveStretch: Int
 
-    public init(heartbeat: Heartbeat?, probesOnReturn: Bool = true) {
+    public init(heartbeat: Heartbeat?, probesOnReturn: Bool = true, keepAliveStretch: Int = 1) {
         self.heartbeat = heartbeat
         self.probesOnReturn = probesOnReturn
+        self.keepAliveStretch = max(1, keepAliveStretch)
     }
 
     /// A ping every `interval`; a pong not back within `timeout` ends the connection as
@@ -32,6 +40,6 @@ public struct Liveness: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         let beat = heartbeat.map { "heartbeat every \($0.interval), timeout \($0.timeout)" } ?? "no heartbeat"
-        return beat + (probesOnReturn ? ", probe on return" : "")
+        return beat + (probesOnReturn ? ", probe on return" : "") + (keepAliveStretch > 1 ? ", protocol keep-alive ×\(keepAliveStretch)" : "")
     }
 }

@@ -5,7 +5,8 @@ public struct PowerSaving: Hashable, Sendable {
     /// Indicates that the rules apply at all.
     public var isEnabled: Bool
     /// On a constrained or expensive path, in Low Power Mode or on a hot device, the foreground
-    /// heartbeat's interval is multiplied by this (at least 1)...
+    /// heartbeat's interval, and the protocol's own keep-alive (``Liveness/keepAliveStretch``), are
+    /// multiplied by this (at least 1)...
     public var heartbeatStretch: Int
     /// ...but stretched no further than this (an interval the app set longer is kept as set):
     /// many proxies and load balancers close a connection idle for 60 s.
@@ -43,11 +44,14 @@ public struct PowerSaving: Hashable, Sendable {
 
     /// The liveness these rules give under `conditions`, from the settings' `base`.
     public func liveness(base: Liveness, conditions: DeviceConditions) -> Liveness {
-        guard isEnabled, conditions.asksToSave, var heartbeat = base.heartbeat else { return base }
-        let stretched = heartbeat.interval * heartbeatStretch
-        heartbeat.interval = max(heartbeat.interval, min(stretched, longestStretchedHeartbeat))
+        guard isEnabled, conditions.asksToSave else { return base }
         var liveness = base
-        liveness.heartbeat = heartbeat
+        liveness.keepAliveStretch = max(base.keepAliveStretch, heartbeatStretch)
+        if var heartbeat = base.heartbeat {
+            let stretched = heartbeat.interval * heartbeatStretch
+            heartbeat.interval = max(heartbeat.interval, min(stretched, longestStretchedHeartbeat))
+            liveness.heartbeat = heartbeat
+        }
         return liveness
     }
 }

@@ -44,6 +44,7 @@ struct PowerSavingTests {
         #expect(liveness.heartbeat?.interval == expected)
         #expect(liveness.heartbeat?.timeout == .seconds(10))
         #expect(liveness.probesOnReturn)
+        #expect(liveness.keepAliveStretch == (conditions.asksToSave ? 2 : 1))
     }
 
     @Test(
@@ -62,12 +63,15 @@ struct PowerSavingTests {
         #expect(rules.retryDelay(.seconds(8), failures: failures, conditions: conditions) == expected)
     }
 
-    @Test("off, or no heartbeat at all: the settings' liveness in every condition")
+    @Test("off: the settings' liveness in every condition; with no heartbeat, only the protocol's keep-alive stretches")
     func offAndNone() {
         let saving = DeviceConditions(isConstrained: true, isExpensive: true, isLowPowerModeEnabled: true, thermalState: .critical)
         #expect(PowerSaving.off.liveness(base: Self.base, conditions: saving) == Self.base)
         let none = Liveness(heartbeat: nil, probesOnReturn: false)
-        #expect(PowerSaving.standard.liveness(base: none, conditions: saving) == none)
+        #expect(PowerSaving.off.liveness(base: none, conditions: saving) == none)
+        let protocolOnly = PowerSaving.standard.liveness(base: none, conditions: saving)
+        #expect(protocolOnly.heartbeat == nil && !protocolOnly.probesOnReturn)
+        #expect(protocolOnly.keepAliveStretch == 2, "no heartbeat of the session's own: the protocol's keep-alive is still stretched")
     }
 
     @Test("a stretch below 1 counts as 1 (never a shorter heartbeat); the liveness bound is interval plus timeout")

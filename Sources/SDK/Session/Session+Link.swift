@@ -106,7 +106,9 @@ extension Session {
                 + (handshake.tentativelyCarried > 0 ? ", \(handshake.tentativelyCarried) of them if the server still holds its set" : "") + "), authenticating"
         )
         upgradeRefusalsInARow = 0
-        let machine = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState, handshake: handshake, subprotocol: connection.subprotocol)
+        var machine = settings.wireProtocol.makeConnectionMachine(continuing: wireSessionState, handshake: handshake, subprotocol: connection.subprotocol)
+        // The protocol's own keep-alive as the liveness says, before anything is sent.
+        _ = machine.keepAliveStretched(by: runtime.control.liveness.keepAliveStretch)
         link = .authenticating(Connection(attempt: current, socket: connection, outbound: continuation, machine: machine))
         if handshake.requiresSubprotocol, !handshake.subprotocols.isEmpty, !handshake.subprotocols.contains(connection.subprotocol ?? "") {
             // The server does not speak the protocol the settings name: retrying cannot help.

@@ -136,10 +136,11 @@ extension Session {
         sendLivenessPing(timeout: canProbe ? settings.foregroundProbeTimeout : nil)
     }
 
-    /// The control decided a new liveness: a heartbeat armed now is armed again at the new
-    /// interval (none, when the heartbeat is off); one not armed (a liveness ping in flight, the
-    /// background) is armed as usual, after the pong.
+    /// The control decided a new liveness: the protocol's own keep-alive follows it; a heartbeat
+    /// armed now is armed again at the new interval (none, when the heartbeat is off); one not
+    /// armed (a liveness ping in flight, the background) is armed as usual, after the pong.
     func livenessChanged(_ liveness: Liveness) {
+        if let actions = withMachine({ $0.keepAliveStretched(by: liveness.keepAliveStretch) }) { carry(actions) }
         guard let connection = link.connection, runtime.timers[.socket(connection.attempt.id, .heartbeat)] != nil else { return }
         cancelTimer(SocketTimer.heartbeat)
         armHeartbeat()

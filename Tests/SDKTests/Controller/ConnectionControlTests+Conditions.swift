@@ -7,7 +7,7 @@ import Testing
 @Suite("ConnectionControl: conditions and liveness")
 struct ConnectionControlConditionsTests {
     static let base = Liveness(heartbeat: .init(interval: .seconds(25), timeout: .seconds(10)))
-    static let stretched = Liveness(heartbeat: .init(interval: .seconds(50), timeout: .seconds(10)))
+    static let stretched = Liveness(heartbeat: .init(interval: .seconds(50), timeout: .seconds(10)), keepAliveStretch: 2)
     static let auto = AutoPolicy(jitter: .fixed(0))
 
     func control(_ policy: any SessionPolicy = Self.auto, saving: PowerSaving = .standard, conditions: DeviceConditions = .unconstrained) -> ConnectionControl {

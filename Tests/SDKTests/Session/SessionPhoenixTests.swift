@@ -136,6 +136,45 @@ struct SessionPhoenixTests {
         }
     }
 
+    @Test("in Low Power Mode the Phoenix heartbeat is stretched (none at 30 s); out of it, armed again at 30 s from the change")
+    func keepAliveFollowsConditions() async throws {
+        let transport = ScriptedTransport()
+        let conditions = ConditionsDriver(DeviceConditions(isLowPowerModeEnabled: true))
+        let session = Session(
+            settings: try .testing { $0.serverProtocol(.phoenix()) }, transport: transport, clock: clock, lifecycle: lifecycle, conditions: conditions
+        )
+        let log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let sent = transport.sentCount
+            await clock.advance(by: .seconds(30))
+            #expect(transport.sentCount == sent, "no heartbeat at 30 s in Low Power Mode")
+            await conditions.lowPowerMode(false)
+            await clock.advance(by: .milliseconds(29_999))
+            #expect(transport.sentCount == sent)
+            await clock.advance(by: .milliseconds(1))
+            #expect(await log.nextSent() == #"[null,"1","phoenix","heartbeat",{}]"#)
+        }
+    }
+
+    @Test("in Low Power Mode the Phoenix heartbeat goes at 50 s: ×2 of 30 s, bounded by Phoenix's 60 s")
+    func keepAliveStretchedBounded() async throws {
+        let transport = ScriptedTransport()
+        let conditions = ConditionsDriver(DeviceConditions(isLowPowerModeEnabled: true))
+        let session = Session(
+            settings: try .testing { $0.serverProtocol(.phoenix()) }, transport: transport, clock: clock, lifecycle: lifecycle, conditions: conditions
+        )
+        let log = ScriptedLog(transport)
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let sent = transport.sentCount
+            await clock.advance(by: .milliseconds(49_999))
+            #expect(transport.sentCount == sent)
+            await clock.advance(by: .milliseconds(1))
+            #expect(await log.nextSent() == #"[null,"1","phoenix","heartbeat",{}]"#)
+        }
+    }
+
     @Test("a 403 at the upgrade: disconnected, credentials rejected, with the three causes named; no second attempt however long")
     func forbidden() async throws {
         let refusal = TransportError(.handshakeFailed, "the server answered 403", httpStatus: 403)

@@ -23,6 +23,10 @@ package protocol WireMachine: Sendable {
     mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction]
     mutating func perform(_ command: WireCommand) -> [WireAction]
     mutating func timerFired(_ timer: WireTimer) -> [WireAction]
+    /// The protocol's own keep-alive may be `factor` times its configured interval
+    /// (``Liveness/keepAliveStretch``), within what its servers tolerate; 1: as configured.
+    /// Told before ``start(credentials:)`` and at every change.
+    mutating func keepAliveStretched(by factor: Int) -> [WireAction]
     /// State the protocol keeps for the session rather than for one socket (MQTT's client id,
     /// its un-acknowledged publishes, the subscriptions the broker holds): the core takes it when
     /// the socket ends and hands it to the next socket's machine
@@ -36,6 +40,8 @@ package protocol WireMachine: Sendable {
 
 extension WireMachine {
     package var sessionState: WireSessionState? { nil }
+    /// By default the protocol has no keep-alive of its own to stretch.
+    package mutating func keepAliveStretched(by factor: Int) -> [WireAction] { [] }
     package var durableSessionState: WireSessionState? { sessionState }
 
     package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {

@@ -82,6 +82,16 @@ extension MQTT {
             self.keepAlive = configuration.keepAlive
         }
 
+        /// The keep-alive is negotiated in CONNECT: stretched before it goes (to at most 120 s,
+        /// a configured longer one kept; a broker ends a client silent for 1.5 keep-alives, and
+        /// a carrier's NAT forgets an idle mapping within minutes), and from the next connection
+        /// after a change. Off (0) stays off.
+        package mutating func keepAliveStretched(by factor: Int) -> [WireAction] {
+            guard gate.step == .opened, configuration.keepAlive > .zero else { return [] }
+            keepAlive = max(configuration.keepAlive, min(configuration.keepAlive * max(1, factor), MQTT.longestStretchedKeepAlive))
+            return []
+        }
+
         package var sessionState: WireSessionState? { WireSessionState(state) }
         package var durableSessionState: WireSessionState? { WireSessionState(state.durable) }
 
@@ -94,7 +104,7 @@ extension MQTT {
                 if configuration.persistentSession { properties.sessionExpiry = UInt32(configuration.sessionExpiry.components.seconds) }
             }
             let connect = MQTTConnect(
-                clientID: state.clientID, cleanStart: !configuration.persistentSession, keepAlive: UInt16(configuration.keepAlive.components.seconds),
+                clientID: state.clientID, cleanStart: !configuration.persistentSession, keepAlive: UInt16(keepAlive.components.seconds),
                 username: configuration.username, password: credentials.map { Array($0.revealedValue.utf8) }, properties: properties
             )
             return [send(.connect(connect))]

@@ -15,6 +15,9 @@ package import Foundation
 package struct PhoenixChannels: WireProtocolDescription {
     /// The heartbeat the machine sends when nothing else did for ``keepAlive``.
     package static let keepAliveTimer = WireTimer("phoenix-keepalive")
+    /// The longest a stretched keep-alive goes (``Liveness/keepAliveStretch``): Phoenix closes a
+    /// socket silent for 60 s.
+    package static let longestStretchedKeepAlive = Duration.seconds(50)
     /// Supabase: ask the token provider before the token in use expires.
     package static let tokenTimer = WireTimer("supabase-token-refresh")
     package static let version = "2.0.0"

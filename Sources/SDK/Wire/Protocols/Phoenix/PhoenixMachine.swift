@@ -88,11 +88,27 @@ extension PhoenixChannels {
         var pending: [String: Pending] = [:]
         /// The keep-alive heartbeat awaiting its reply.
         var keepAliveRef: String?
+        /// The keep-alive's interval: the configured one, stretched while the device saves
+        /// (``keepAliveStretched(by:)``).
+        var keepAlive: Duration
+        var isStarted = false
         var session: PhoenixSessionState
 
         init(configuration: PhoenixChannels, continuing state: PhoenixSessionState?) {
             self.configuration = configuration
+            keepAlive = configuration.keepAlive
             session = state ?? PhoenixSessionState()
+        }
+
+        /// Phoenix closes a socket that sent nothing for 60 s (`Phoenix.Socket`'s default
+        /// timeout): a stretched heartbeat goes at most every 50 s (a configured longer one is
+        /// kept). The change applies to the next heartbeat armed; one armed now is armed again.
+        package mutating func keepAliveStretched(by factor: Int) -> [WireAction] {
+            let stretched = max(configuration.keepAlive, min(configuration.keepAlive * max(1, factor), PhoenixChannels.longestStretchedKeepAlive))
+            guard stretched != keepAlive else { return [] }
+            keepAlive = stretched
+            guard isStarted, !ended, keepAliveRef == nil else { return [] }
+            return [.arm(PhoenixChannels.keepAliveTimer, after: keepAlive)]
         }
 
         package var sessionState: WireSessionState? { WireSessionState(session) }
@@ -100,7 +116,8 @@ extension PhoenixChannels {
         /// The socket is open: it is ready (Phoenix authorized the upgrade); the keep-alive starts.
         package mutating func start(credentials: Secret?) -> [WireAction] {
             self.credentials = credentials
-            return [.ready, .arm(PhoenixChannels.keepAliveTimer, after: configuration.keepAlive)] + armTokenRefresh()
+            isStarted = true
+            return [.ready, .arm(PhoenixChannels.keepAliveTimer, after: keepAlive)] + armTokenRefresh()
         }
 
         package mutating func perform(_ command: WireCommand) -> [WireAction] {
@@ -141,7 +158,7 @@ extension PhoenixChannels {
             if timer == PhoenixChannels.keepAliveTimer {
                 if keepAliveRef != nil {
                     return end(WireEnding(
-                        DisconnectReason(.networkLost, detail: "no reply to the Phoenix heartbeat within \(configuration.keepAlive): the connection is half-open"), .retry
+                        DisconnectReason(.networkLost, detail: "no reply to the Phoenix heartbeat within \(keepAlive): the connection is half-open"), .retry
                     ))
                 }
                 let ref = makeRef()
@@ -258,7 +275,7 @@ extension PhoenixChannels {
         /// with nothing else.
         private func heartbeat(ref: String) -> [WireAction] {
             [send(joinRef: nil, ref: ref, topic: PhoenixMessage.Event.socketTopic, event: PhoenixMessage.Event.heartbeat, payload: [:]),
-             .arm(PhoenixChannels.keepAliveTimer, after: configuration.keepAlive)]
+             .arm(PhoenixChannels.keepAliveTimer, after: keepAlive)]
         }
 
         func send(joinRef: String?, ref: String?, topic: String, event: String, payload: JSONValue) -> WireAction {

@@ -172,6 +172,31 @@ struct MQTTMachineTests {
         }
     }
 
+    @Test("a stretched keep-alive is negotiated in CONNECT: ×2 asks for 120 s (PINGREQ at 90 s), ×3 still 120 s; after CONNECT it waits for the next connection; off stays off")
+    func keepAliveStretched() {
+        for (factor, expected) in [(2, UInt16(120)), (3, 120), (1, 60)] {
+            var machine = Self.config.makeMachine()
+            _ = machine.keepAliveStretched(by: factor)
+            guard case .connect(let connect)? = Self.packets(machine.start(credentials: nil)).first else {
+                Issue.record("no CONNECT")
+                return
+            }
+            #expect(connect.keepAlive == expected, "×\(factor)")
+            #expect(machine.keepAliveStretched(by: 1).isEmpty)
+            let connack = machine.receive(Self.frame(.connack(sessionPresent: false, code: 0, properties: MQTTProperties())))
+            #expect(connack.first == .arm(MQTT.keepAliveTimer, after: .seconds(Int(expected) * 3 / 4)), "the CONNECT's value stands for this connection")
+        }
+        var off = Self.config
+        off.keepAlive = .zero
+        var machine = off.makeMachine()
+        _ = machine.keepAliveStretched(by: 2)
+        guard case .connect(let connect)? = Self.packets(machine.start(credentials: nil)).first else {
+            Issue.record("no CONNECT")
+            return
+        }
+        #expect(connect.keepAlive == 0)
+    }
+
     @Test("keep-alive: a PINGREQ at ¾ of it; an unanswered one ends the link (retried); the app's probe is answered by PINGRESP")
     func keepAlive() {
         var machine = Self.connected()

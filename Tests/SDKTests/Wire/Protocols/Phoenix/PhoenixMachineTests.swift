@@ -193,6 +193,20 @@ struct PhoenixMachineTests {
             DisconnectReason(.networkLost, detail: "no reply to the Phoenix heartbeat within 30.0 seconds: the connection is half-open"), .retry))])
     }
 
+    @Test("a stretched keep-alive: ×2 before the start beats every 50 s, not 60 (Phoenix closes at 60 s); back to ×1 it is armed again at 30 s; a beat in flight is left alone")
+    func keepAliveStretched() {
+        var machine = PhoenixChannels().makeMachine()
+        #expect(machine.keepAliveStretched(by: 2).isEmpty, "not started: nothing armed yet")
+        #expect(Self.others(machine.start(credentials: nil)) == [.ready, .arm(Self.keepAlive, after: .seconds(50))])
+        #expect(machine.keepAliveStretched(by: 1) == [.arm(Self.keepAlive, after: .seconds(30))])
+        #expect(machine.keepAliveStretched(by: 1).isEmpty, "no change")
+        _ = machine.timerFired(Self.keepAlive)
+        #expect(machine.keepAliveStretched(by: 3).isEmpty, "a beat awaits its reply: its deadline stands")
+        var long = PhoenixChannels(keepAlive: .seconds(55)).makeMachine()
+        _ = long.keepAliveStretched(by: 2)
+        #expect(Self.others(long.start(credentials: nil)) == [.ready, .arm(Self.keepAlive, after: .seconds(55))], "a configured longer one is kept")
+    }
+
     @Test("ping: a heartbeat whose reply answers it (a numeric ref echoed as a number still matches, dave §6); it puts the keep-alive off")
     func ping() {
         var machine = Self.joined()
