@@ -8,6 +8,7 @@ public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
             case notStarted
+            case serverUntrusted
             case appRequested
             case appBackgrounded
             case watchdogExpired
@@ -26,6 +27,9 @@ public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
 
         /// Indicates that nothing has connected yet.
         public static let notStarted = Code(wrapped: .notStarted)
+        /// The app's evaluation of the server's trust (its pinning) refused the server: nothing
+        /// is retried until the app calls `connect()`.
+        public static let serverUntrusted = Code(wrapped: .serverUntrusted)
         /// Indicates that the app called `disconnect()`.
         public static let appRequested = Code(wrapped: .appRequested)
         /// Indicates that the app went to the background (Auto mode).

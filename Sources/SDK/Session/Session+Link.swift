@@ -127,7 +127,11 @@ extension Session {
         let detail = (error as? TransportError)?.description ?? String(describing: error)
         settings.logger.log(.info, "connect attempt failed: \(detail)")
         var ending = WireEnding(.error(detail), .retry)
-        if let status = (error as? TransportError)?.httpStatus {
+        if let refusal = error as? TransportError, refusal.code == .serverUntrusted {
+            // The app's own trust evaluation refused the server: the same server would be
+            // refused again.
+            ending = WireEnding(DisconnectReason(.serverUntrusted, detail: refusal.message), .doNotRetry)
+        } else if let status = (error as? TransportError)?.httpStatus {
             // What a refused upgrade means is the protocol's to say (401/403: the credentials),
             // knowing how many attempts in a row were refused.
             upgradeRefusalsInARow += 1

@@ -110,7 +110,7 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
     /// The kind of failure. New codes may be added; `switch` with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
-            case unavailable, invalidURL, connectionFailed, handshakeFailed, notConnected, alreadyConnected, frameTooLarge
+            case unavailable, invalidURL, connectionFailed, handshakeFailed, notConnected, alreadyConnected, frameTooLarge, serverUntrusted
         }
 
         let wrapped: Wrapped
@@ -129,6 +129,9 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
         public static let alreadyConnected = Code(wrapped: .alreadyConnected)
         /// A frame was larger than the transport accepts.
         public static let frameTooLarge = Code(wrapped: .frameTooLarge)
+        /// The app's evaluation of the server's trust (certificate or public-key pinning)
+        /// refused the server: never retried, the same server would be refused again.
+        public static let serverUntrusted = Code(wrapped: .serverUntrusted)
 
         public var description: String { wrapped.rawValue }
     }

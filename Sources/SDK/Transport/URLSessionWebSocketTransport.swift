@@ -1,6 +1,6 @@
 public import Foundation
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+public import FoundationNetworking
 #endif
 
 /// The transport on `URLSessionWebSocketTask`, for Apple platforms.
@@ -13,9 +13,38 @@ import FoundationNetworking
 public struct URLSessionWebSocketTransport: Transport {
     /// The largest message accepted.
     public var maximumMessageSize: Int
+    /// Decides whether to trust a server (certificate or public-key pinning): `false` refuses
+    /// it, and the open fails with ``TransportError/Code/serverUntrusted`` (never retried).
+    /// `true` leaves the system's own evaluation to run as usual: pinning adds to it.
+    public var evaluateServerTrust: (@Sendable (ServerTrustChallenge) -> Bool)?
+    private let configurationBox: ConfigurationBox
 
-    public init(maximumMessageSize: Int = 1 << 20) {
+    /// `@unchecked Sendable`: the configuration is copied when the transport is made, and only
+    /// copied again afterwards (for each socket's `URLSession`, and for ``configuration``);
+    /// nothing mutates the copy held here.
+    private struct ConfigurationBox: @unchecked Sendable {
+        let value: URLSessionConfiguration
+    }
+
+    /// - Parameters:
+    ///   - configuration: the app's `URLSessionConfiguration` (copied): proxies, timeouts,
+    ///     `waitsForConnectivity`, and on Apple platforms `allowsConstrainedNetworkAccess` and
+    ///     `allowsExpensiveNetworkAccess`. Each socket gets a session of its own made from it.
+    ///   - evaluateServerTrust: see ``evaluateServerTrust``.
+    public init(
+        maximumMessageSize: Int = 1 << 20, configuration: URLSessionConfiguration = .ephemeral,
+        evaluateServerTrust: (@Sendable (ServerTrustChallenge) -> Bool)? = nil
+    ) {
         self.maximumMessageSize = maximumMessageSize
+        self.configurationBox = ConfigurationBox(value: Self.copy(of: configuration))
+        self.evaluateServerTrust = evaluateServerTrust
+    }
+
+    /// A copy of the configuration each socket's session is made from.
+    public var configuration: URLSessionConfiguration { Self.copy(of: configurationBox.value) }
+
+    private static func copy(of configuration: URLSessionConfiguration) -> URLSessionConfiguration {
+        (configuration.copy() as? URLSessionConfiguration) ?? .ephemeral
     }
 
     public func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
@@ -27,8 +56,8 @@ public struct URLSessionWebSocketTransport: Transport {
         var request = URLRequest(url: url)
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if !subprotocols.isEmpty { request.setValue(subprotocols.joined(separator: ", "), forHTTPHeaderField: "Sec-WebSocket-Protocol") }
-        let delegate = WebSocketTaskDelegate()
-        let session = URLSession(configuration: .ephemeral, delegate: delegate, delegateQueue: nil)
+        let delegate = WebSocketTaskDelegate(trust: ServerTrustGate(evaluateServerTrust))
+        let session = makeSession(delegate: delegate)
         let task = session.webSocketTask(with: request)
         task.maximumMessageSize = maximumMessageSize
         task.resume()
@@ -38,6 +67,9 @@ public struct URLSessionWebSocketTransport: Transport {
             let status = (task.response as? HTTPURLResponse)?.statusCode
             task.cancel(with: .abnormalClosure, reason: nil)
             session.invalidateAndCancel()
+            if let refused = delegate.trust.refusedHost {
+                throw ServerTrustGate.refusal(of: refused)
+            }
             if Self.isUnsupportedScheme(error) {
                 throw TransportError(.unavailable, Self.unavailableMessage)
             }
@@ -58,6 +90,13 @@ public struct URLSessionWebSocketTransport: Transport {
         #endif
     }
 
+    #if canImport(Darwin) || canImport(FoundationNetworking)
+    /// A socket's session: the app's configuration (copied), `delegate` answering its events.
+    package func makeSession(delegate: (any URLSessionDelegate)?) -> URLSession {
+        URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+    #endif
+
     package static let unavailableMessage =
         "URLSessionWebSocketTask cannot open ws/wss URLs in this Foundation (the system libcurl has no WebSocket support); use a swift-nio transport on Linux"
 
@@ -72,6 +111,13 @@ public struct URLSessionWebSocketTransport: Transport {
 #if canImport(Darwin) || canImport(FoundationNetworking)
 /// Reports the open and the close of one task.
 final class WebSocketTaskDelegate: NSObject, URLSessionWebSocketDelegate, Sendable {
+    /// The app's trust evaluation, and whether it refused the server.
+    let trust: ServerTrustGate
+
+    init(trust: ServerTrustGate) {
+        self.trust = trust
+    }
+
     private enum Open {
         case waiting(CheckedContinuation<Void, any Error>?)
         case opened
@@ -124,6 +170,25 @@ final class WebSocketTaskDelegate: NSObject, URLSessionWebSocketDelegate, Sendab
         endEvent.withLock { if $0 == nil { $0 = event } }
         ended.fire()
     }
+
+    #if canImport(Darwin)
+    /// A server trust challenge goes to the app's evaluation (when it gave one): refused, the
+    /// challenge is cancelled and the open fails with ``TransportError/Code/serverUntrusted``;
+    /// accepted, the system evaluates the server as usual. Apple platforms only: Linux's
+    /// Foundation leaves TLS to libcurl and asks no delegate.
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let space = challenge.protectionSpace
+        guard space.authenticationMethod == NSURLAuthenticationMethodServerTrust, let serverTrust = space.serverTrust else {
+            completionHandler(.performDefaultHandling, nil)
+            return
+        }
+        let trusted = trust.evaluate(ServerTrustChallenge(host: space.host, port: space.port, serverTrust: serverTrust))
+        completionHandler(trusted ? .performDefaultHandling : .cancelAuthenticationChallenge, nil)
+    }
+    #endif
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         settle(.failure(error ?? TransportError(.connectionFailed, "the connection ended before it opened")))

@@ -2,7 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import SDK
+@testable import SDK
 import SDKTesting
 import Testing
 
@@ -48,6 +48,52 @@ struct URLSessionWebSocketTransportTests {
             await session.shutdown()
         }
     }
+
+    @Test("the app's configuration reaches each socket's session, as a copy: a change to it after the transport was made changes nothing")
+    func configurationReachesTheSession() {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 7
+        configuration.httpAdditionalHeaders = ["X-App": "tether-test"]
+        let transport = URLSessionWebSocketTransport(configuration: configuration)
+        configuration.timeoutIntervalForRequest = 99
+        let session = transport.makeSession(delegate: nil)
+        #expect(session.configuration.timeoutIntervalForRequest == 7)
+        #expect(session.configuration.httpAdditionalHeaders?["X-App"] as? String == "tether-test")
+        #expect(transport.configuration.timeoutIntervalForRequest == 7)
+        session.invalidateAndCancel()
+    }
+
+    #if !canImport(Security)
+    @Test("the trust evaluation is asked with the server's host and port; a refusal is remembered and is a serverUntrusted error; without one, every server is left to the system")
+    func trustGate() {
+        let asked = Locked<[String]>([])
+        let gate = ServerTrustGate { challenge in
+            asked.withLock { $0.append("\(challenge.host):\(challenge.port)") }
+            return challenge.host == "pinned.example.com"
+        }
+        #expect(gate.evaluate(ServerTrustChallenge(host: "pinned.example.com", port: 443)))
+        #expect(gate.refusedHost == nil)
+        #expect(!gate.evaluate(ServerTrustChallenge(host: "evil.example.net", port: 8443)))
+        #expect(gate.refusedHost == "evil.example.net")
+        #expect(asked.withLock { $0 } == ["pinned.example.com:443", "evil.example.net:8443"])
+        let error = ServerTrustGate.refusal(of: "evil.example.net")
+        #expect(error.code == .serverUntrusted && error.message.contains("evil.example.net"))
+        #expect(ServerTrustGate(nil).evaluate(ServerTrustChallenge(host: "any", port: 1)))
+    }
+    #endif
+
+    @Test("a server the app's trust evaluation refused: disconnected as serverUntrusted, never retried, until connect()")
+    func untrustedIsNotRetried() async throws {
+        let clock = TestClock()
+        let transport = RefusingTransport(error: ServerTrustGate.refusal(of: "evil.example.net"))
+        let session = Session(settings: try .testing(), transport: transport, clock: clock)
+        try await withRunningSession(session) { status in
+            let seen = try await status.waitFor { $0.reason?.code == .serverUntrusted }
+            #expect(seen.last == .disconnected(DisconnectReason(.serverUntrusted, detail: "the app's server trust evaluation refused evil.example.net: not retried")))
+            await clock.advance(by: .seconds(3600))
+            #expect(transport.opens.withLock { $0 } == 1 && session.status.reason?.code == .serverUntrusted, "no second attempt in an hour")
+        }
+    }
 }
 
 @Suite("Transport: subprotocols")
@@ -72,5 +118,17 @@ private struct PlainTransport: Transport {
 
     func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
         try await base.open(url: url, headers: headers)
+    }
+
+}
+
+/// A transport whose every open fails with `error`.
+private struct RefusingTransport: Transport {
+    let error: TransportError
+    let opens = Locked(0)
+
+    func open(url: URL, headers: [String: String]) async throws -> any TransportConnection {
+        opens.withLock { $0 += 1 }
+        throw error
     }
 }
