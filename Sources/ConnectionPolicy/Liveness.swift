@@ -16,11 +16,17 @@ public struct Liveness: Hashable, Sendable, CustomStringConvertible {
     /// within minutes). MQTT's is negotiated when it connects: a change applies from the next
     /// connection.
     public var keepAliveStretch: Int
+    /// Indicates that a heartbeat ping is skipped when the traffic already proved the connection
+    /// alive: the server was heard from within the interval, and the client sent something within
+    /// two intervals. The next check is one interval after the server was last heard from, so the
+    /// bound (a dead connection found within interval + timeout of its last sign of life) holds.
+    public var skipsHeartbeatWhenAlive: Bool
 
-    public init(heartbeat: Heartbeat?, probesOnReturn: Bool = true, keepAliveStretch: Int = 1) {
+    public init(heartbeat: Heartbeat?, probesOnReturn: Bool = true, keepAliveStretch: Int = 1, skipsHeartbeatWhenAlive: Bool = false) {
         self.heartbeat = heartbeat
         self.probesOnReturn = probesOnReturn
         self.keepAliveStretch = max(1, keepAliveStretch)
+        self.skipsHeartbeatWhenAlive = skipsHeartbeatWhenAlive
     }
 
     /// A ping every `interval`; a pong not back within `timeout` ends the connection as
@@ -41,5 +47,6 @@ public struct Liveness: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         let beat = heartbeat.map { "heartbeat every \($0.interval), timeout \($0.timeout)" } ?? "no heartbeat"
         return beat + (probesOnReturn ? ", probe on return" : "") + (keepAliveStretch > 1 ? ", protocol keep-alive ×\(keepAliveStretch)" : "")
+            + (skipsHeartbeatWhenAlive && heartbeat != nil ? ", skipped when traffic proves the connection alive" : "")
     }
 }

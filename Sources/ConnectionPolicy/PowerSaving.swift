@@ -43,9 +43,13 @@ public struct PowerSaving: Hashable, Sendable {
     }
 
     /// The liveness these rules give under `conditions`, from the settings' `base`.
+    /// Enabled, the rules also skip a heartbeat the traffic made needless
+    /// (``Liveness/skipsHeartbeatWhenAlive``), in every condition: the liveness bound is kept.
     public func liveness(base: Liveness, conditions: DeviceConditions) -> Liveness {
-        guard isEnabled, conditions.asksToSave else { return base }
+        guard isEnabled else { return base }
         var liveness = base
+        liveness.skipsHeartbeatWhenAlive = true
+        guard conditions.asksToSave else { return liveness }
         liveness.keepAliveStretch = max(base.keepAliveStretch, heartbeatStretch)
         if var heartbeat = base.heartbeat {
             let stretched = heartbeat.interval * heartbeatStretch

@@ -27,6 +27,10 @@ extension Session {
         var pipelining = false
         /// App-defined steps whose turn came while pipelining: they run once authenticated.
         var heldCustomRuns: [(RecoveryStepID, attempt: Int)] = []
+        /// When the last read from the server came, and when frames last went to the writer:
+        /// what the heartbeat reads to skip a ping the traffic made needless.
+        var lastInbound: SessionClock.Instant?
+        var lastOutbound: SessionClock.Instant?
 
         init(attempt: Attempt, socket: any TransportConnection, outbound: OutboundSink, machine: any WireMachine) {
             self.attempt = attempt

@@ -120,9 +120,24 @@ extension Session {
         settings.logger.log(.debug, "heartbeat armed: next ping in \(heartbeat.interval)")
     }
 
-    /// Sends the heartbeat's ping; a missing pong within the timeout ends the connection.
+    /// Sends the heartbeat's ping; a missing pong within the timeout ends the connection. When
+    /// the liveness allows it, a ping the traffic made needless is skipped: the server was heard
+    /// from within the interval (the connection is alive), and the client itself sent something
+    /// within two intervals (a server that closes a silent client — the reference server after
+    /// 120 s — still hears from it). The next check is then one interval after the server was
+    /// last heard from: a dead connection is still found within interval + timeout of the last
+    /// sign of life, as with a ping every interval.
     func sendHeartbeat() {
         guard let heartbeat = runtime.control.liveness.heartbeat else { return }
+        if runtime.control.liveness.skipsHeartbeatWhenAlive, let connection = link.connection, let inbound = connection.lastInbound,
+            let outbound = connection.lastOutbound
+        {
+            let heard = clock.elapsed(since: inbound)
+            if heard < heartbeat.interval, clock.elapsed(since: outbound) < heartbeat.interval * 2 {
+                arm(SocketTimer.heartbeat, after: heartbeat.interval - heard)
+                return
+            }
+        }
         sendLivenessPing(timeout: heartbeat.timeout)
     }
 

@@ -27,6 +27,7 @@ extension Session {
 
     /// A frame arrived on the current connection.
     func received(_ frame: TransportFrame) {
+        if runtime.control.liveness.skipsHeartbeatWhenAlive { link.connection?.lastInbound = clock.now }
         guard let actions = withMachine({ $0.receive(frame) }) else { return }
         carry(actions)
     }
@@ -34,7 +35,9 @@ extension Session {
     /// Frames of one read arrived on the connection of `attempt`. Their actions are carried
     /// out in order, until one of them ends that connection.
     func received(_ frames: [TransportFrame], attempt: UInt64) {
-        guard connection(of: attempt) != nil, let actions = withMachine({ $0.receive(contentsOf: frames) }) else { return }
+        guard let connection = connection(of: attempt) else { return }
+        if runtime.control.liveness.skipsHeartbeatWhenAlive { connection.lastInbound = clock.now }
+        guard let actions = withMachine({ $0.receive(contentsOf: frames) }) else { return }
         inOneTurn { carryActions(actions, attempt: attempt) }
     }
 
@@ -126,7 +129,9 @@ extension Session {
 
     /// Hands the frames carried so far to the writer, as one batch.
     func flushFrames() {
-        link.connection?.flushFrames()
+        guard let connection = link.connection else { return }
+        if runtime.control.liveness.skipsHeartbeatWhenAlive, !connection.pendingFrames.isEmpty { connection.lastOutbound = clock.now }
+        connection.flushFrames()
     }
 
     private static func rejection(_ failure: WireFailure, request: RequestID) -> SessionError {

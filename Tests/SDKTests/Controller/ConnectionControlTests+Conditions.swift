@@ -6,12 +6,16 @@ import Testing
 /// policy as one value, and every input that changes what the liveness should be says so once.
 @Suite("ConnectionControl: conditions and liveness")
 struct ConnectionControlConditionsTests {
-    static let base = Liveness(heartbeat: .init(interval: .seconds(25), timeout: .seconds(10)))
-    static let stretched = Liveness(heartbeat: .init(interval: .seconds(50), timeout: .seconds(10)), keepAliveStretch: 2)
+    /// The settings' liveness, as the control is given it.
+    static let settings = Liveness(heartbeat: .init(interval: .seconds(25), timeout: .seconds(10)))
+    /// What the standard rules make of it: a heartbeat the traffic made needless is skipped...
+    static let base = Liveness(heartbeat: .init(interval: .seconds(25), timeout: .seconds(10)), skipsHeartbeatWhenAlive: true)
+    /// ...and, while the device asks to save, stretched.
+    static let stretched = Liveness(heartbeat: .init(interval: .seconds(50), timeout: .seconds(10)), keepAliveStretch: 2, skipsHeartbeatWhenAlive: true)
     static let auto = AutoPolicy(jitter: .fixed(0))
 
     func control(_ policy: any SessionPolicy = Self.auto, saving: PowerSaving = .standard, conditions: DeviceConditions = .unconstrained) -> ConnectionControl {
-        ConnectionControl(policy: policy, lifecycle: .active, conditions: conditions, connectTimeout: .seconds(10), liveness: Self.base, powerSaving: saving)
+        ConnectionControl(policy: policy, lifecycle: .active, conditions: conditions, connectTimeout: .seconds(10), liveness: Self.settings, powerSaving: saving)
     }
 
     static func livenessEffects(_ effects: [ControlEffect]) -> [Liveness] {
@@ -49,7 +53,7 @@ struct ConnectionControlConditionsTests {
         var control = control(saving: .off)
         _ = control.start()
         #expect(Self.livenessEffects(control.setConditions(DeviceConditions(isConstrained: true, isExpensive: true, isLowPowerModeEnabled: true))) == [])
-        #expect(control.liveness == Self.base)
+        #expect(control.liveness == Self.settings)
     }
 
     @Test("a change of reachability reaches the policy as before (unreachable, no retry; reachable, a retry at once), with the rest of the conditions")

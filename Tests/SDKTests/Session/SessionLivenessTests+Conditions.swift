@@ -132,4 +132,56 @@ struct SessionConditionsLivenessTests {
             try await status.waitFor(.disconnected(auto ? .appBackgrounded : .watchdogExpired))
         }
     }
+
+    /// Runs `seconds` of a session subscribed to "news" while the server publishes to it every
+    /// 10 s; returns the session, the server and the pings the client sent.
+    func streaming(_ rules: PowerSaving, seconds: Int) async throws -> Int {
+        let server = TestServer()
+        let session = Session(
+            settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)).powerSaving(rules) }, transport: server.transport(),
+            clock: clock
+        )
+        var sent = 0
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let news = try await session.subscribe(to: "news")
+            for second in 1...seconds {
+                await clock.advance(by: .seconds(1))
+                if second % 10 == 0 { _ = try server.publish(JSONValue(second), to: "news") }
+            }
+            await clock.settle()
+            sent = pings(server)
+            withExtendedLifetime(news) {}
+        }
+        return sent
+    }
+
+    @Test("a stream from the server proves the connection alive: over 130 s the client pings twice (65 s, 125 s: it must not stay silent past two intervals), not 5 times")
+    func trafficSkipsTheHeartbeat() async throws {
+        #expect(try await streaming(.standard, seconds: 130) == 2)
+        #expect(try await streaming(.off, seconds: 130) == 5, "PowerSaving.off: a ping every 25 s, traffic or not")
+    }
+
+    @Test("skipping keeps the bound: once the server goes silent, the dead connection is found 35 s after it was last heard from")
+    func skippingKeepsTheBound() async throws {
+        let server = TestServer()
+        let session = Session(
+            settings: try .testing { $0.heartbeat(interval: .seconds(25), timeout: .seconds(10)) }, transport: server.transport(), clock: clock
+        )
+        try await withRunningSession(session) { status in
+            try await status.waitFor(.connected)
+            let news = try await session.subscribe(to: "news")
+            for second in 1...130 {
+                await clock.advance(by: .seconds(1))
+                if second % 10 == 0 { _ = try server.publish(JSONValue(second), to: "news") }
+            }
+            server.setFrozen(true)  // last heard from at 130 s
+            await clock.advance(by: .milliseconds(34_999))
+            #expect(session.status == .connected)
+            await clock.advance(by: .milliseconds(1))
+            let seen = try await status.waitFor { $0.reason?.code == .networkLost }
+            #expect(seen.last?.reason?.detail?.contains("half-open") == true)
+            withExtendedLifetime(news) {}
+        }
+    }
 }
