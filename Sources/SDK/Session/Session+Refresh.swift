@@ -13,13 +13,24 @@ extension Session {
     /// is its own (the policy never hears of it) and is closed when the refresh ends, unless the
     /// policy asked for a connection meanwhile (then the policy takes it over). When the policy's
     /// connection is already open and recovered, it returns at once.
-    public func refresh(within deadline: Duration) async throws -> RecoveryReport {
+    ///
+    /// A refresh the system scheduled is `discretionary` (the default): on a constrained path
+    /// (Low Data Mode) it is deferred — it throws ``SessionError/Code/deferred`` at once, opening
+    /// nothing — unless ``AppSettings/powerSaving`` is off. One the user asked for (pull to
+    /// refresh) passes `discretionary: false` and runs in every condition.
+    public func refresh(within deadline: Duration, discretionary: Bool = true) async throws -> RecoveryReport {
         try refuseIfEnded("refresh(within:)")
         ensureStarted()
         guard refresh == nil else { throw SessionError(.invalidArgument, "a refresh is already running") }
         guard deadline > .zero else { throw SessionError(.invalidArgument, "the deadline must be positive (got \(deadline))") }
         if case .open = link, recovery == nil {
             return RecoveryReport(trigger: .backgroundRefresh, duration: .zero, steps: [], caughtUp: [:], gaps: [], outboxFlushed: 0)
+        }
+        if discretionary, settings.powerSaving.isEnabled, runtime.control.conditions.isConstrained {
+            settings.logger.log(.info, "background refresh deferred: the path is constrained (Low Data Mode)")
+            throw SessionError(
+                .deferred, "the background refresh was deferred: the path is constrained (Low Data Mode); refresh(within:discretionary: false) runs it anyway"
+            )
         }
         return try await withCheckedThrowingContinuation { (waiter: CheckedContinuation<RecoveryReport, any Error>) in
             refresh = Refresh(waiter: waiter, statusBefore: status)

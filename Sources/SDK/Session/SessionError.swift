@@ -6,7 +6,7 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Wrapped: String, Hashable, Sendable {
             case notConnected, invalidArgument, outboxFull, disconnected, connectionLost, timedOut, rejected, sessionEnded, notWanted, encodingFailed, subscriberTooSlow,
-                subscriberFellBehind
+                subscriberFellBehind, deferred
         }
 
         let wrapped: Wrapped
@@ -46,6 +46,10 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         /// ``Subscription`` ends with this after the messages it held (the message names the last
         /// one it got). Subscribe again, and fetch what came meanwhile.
         public static let subscriberFellBehind = Code(wrapped: .subscriberFellBehind)
+        /// Discretionary work the device asked to save on was not done now: a background
+        /// refresh on a constrained path (Low Data Mode). Try again later, or ask for it now
+        /// (``Session/refresh(within:discretionary:)`` with `discretionary: false`).
+        public static let deferred = Code(wrapped: .deferred)
 
         public var description: String { wrapped.rawValue }
     }

@@ -1,3 +1,4 @@
+import ConnectionPolicy
 import SDK
 import SDKTesting
 import Testing
@@ -31,6 +32,29 @@ extension SessionRecoveryTests {
             await lifecycle.foreground()
             try await status.waitFor(.connected)
             #expect(try await messages.next()?.data == "queued")
+        }
+    }
+
+    @Test("on a constrained path (Low Data Mode) a discretionary refresh is deferred, opening nothing; one the app asks for now runs; with PowerSaving.off it is never deferred")
+    func refreshDeferredWhenConstrained() async throws {
+        for rules in [PowerSaving.standard, .off] {
+            let server = TestServer()
+            let conditions = ConditionsDriver(DeviceConditions(isConstrained: true, interface: .wifi))
+            let session = Session(
+                settings: try .testing(auto: false) { $0.powerSaving(rules) }, transport: server.transport(), clock: clock, lifecycle: lifecycle,
+                conditions: conditions
+            )
+            try await withRunningSession(session) { _ in
+                await lifecycle.background()
+                if rules.isEnabled {
+                    let error = await #expect(throws: SessionError.self) { _ = try await session.refresh(within: .seconds(20)) }
+                    #expect(error?.code == .deferred)
+                    #expect(server.acceptedConnectionCount == 0, "deferred: nothing opened")
+                }
+                let report = try await session.refresh(within: .seconds(20), discretionary: rules.isEnabled ? false : true)
+                #expect(report.trigger == .backgroundRefresh)
+                #expect(server.acceptedConnectionCount == 1)
+            }
         }
     }
 
