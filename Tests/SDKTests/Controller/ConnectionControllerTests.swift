@@ -177,6 +177,27 @@ struct ConnectionControllerTests {
         }
     }
 
+    @Test("the device's conditions reach the controller's policy: Wi-Fi to cellular sends a reconnect waiting on its backoff at once; the liveness follows Low Power Mode")
+    func conditionsReachThePolicy() async throws {
+        let conditions = ConditionsDriver(DeviceConditions(interface: .wifi))
+        let controller = ConnectionController(
+            connection: client, policy: auto(), clock: clock, lifecycle: lifecycle, conditions: conditions, connectTimeout: .seconds(10), logger: .silent
+        )
+        try await withRunningController(controller) { status in
+            try await status.waitFor(.connected)
+            client.drop()  // open for less than stableAfter: a failure, retried after the backoff
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            await clock.settle()
+            #expect(controller.armedTimers == [.policy(.reconnect)], "a retry waits on its backoff")
+            #expect(client.openCalls == 1)
+            await conditions.path(.cellular, isExpensive: true)
+            try await status.waitFor(.connected)
+            #expect(client.openCalls == 2, "the path changed: retried at once, not after the backoff")
+            await conditions.lowPowerMode(true)
+            #expect(await controller.liveness.keepAliveStretch == 2)
+        }
+    }
+
     @Test("an open that hangs is abandoned after the connect timeout, closed, and retried")
     func hangingOpen() async throws {
         client.script(.hangs)
