@@ -136,8 +136,9 @@ struct SessionPhoenixTests {
         }
     }
 
-    @Test("in Low Power Mode the Phoenix heartbeat is stretched (none at 30 s); out of it, armed again at 30 s from the change")
-    func keepAliveFollowsConditions() async throws {
+    /// Runs `body` with an Auto session over Phoenix, connected in Low Power Mode, with the
+    /// number of frames it had sent by then.
+    func withLowPowerSession(_ body: (ScriptedTransport, ScriptedLog, ConditionsDriver, Int) async throws -> Void) async throws {
         let transport = ScriptedTransport()
         let conditions = ConditionsDriver(DeviceConditions(isLowPowerModeEnabled: true))
         let session = Session(
@@ -146,7 +147,13 @@ struct SessionPhoenixTests {
         let log = ScriptedLog(transport)
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
-            let sent = transport.sentCount
+            try await body(transport, log, conditions, transport.sentCount)
+        }
+    }
+
+    @Test("in Low Power Mode the Phoenix heartbeat is stretched (none at 30 s); out of it, armed again at 30 s from the change")
+    func keepAliveFollowsConditions() async throws {
+        try await withLowPowerSession { transport, log, conditions, sent in
             await clock.advance(by: .seconds(30))
             #expect(transport.sentCount == sent, "no heartbeat at 30 s in Low Power Mode")
             await conditions.lowPowerMode(false)
@@ -159,15 +166,7 @@ struct SessionPhoenixTests {
 
     @Test("in Low Power Mode the Phoenix heartbeat goes at 50 s: ×2 of 30 s, bounded by Phoenix's 60 s")
     func keepAliveStretchedBounded() async throws {
-        let transport = ScriptedTransport()
-        let conditions = ConditionsDriver(DeviceConditions(isLowPowerModeEnabled: true))
-        let session = Session(
-            settings: try .testing { $0.serverProtocol(.phoenix()) }, transport: transport, clock: clock, lifecycle: lifecycle, conditions: conditions
-        )
-        let log = ScriptedLog(transport)
-        try await withRunningSession(session) { status in
-            try await status.waitFor(.connected)
-            let sent = transport.sentCount
+        try await withLowPowerSession { transport, log, _, sent in
             await clock.advance(by: .milliseconds(49_999))
             #expect(transport.sentCount == sent)
             await clock.advance(by: .milliseconds(1))
