@@ -21,6 +21,9 @@ struct SessionConditionsLivenessTests {
         try await withRunningSession(session) { status in
             try await status.waitFor(.connected)
             #expect(await session.liveness.heartbeat?.interval == .seconds(50))
+            await clock.settle()
+            #expect(session.armedTimers == [.heartbeat])
+            #expect(clock.nextDeadline == clock.now.advanced(by: .seconds(50)), "armed for 50 s: no wake-up at 25 s to find it early")
             await clock.advance(by: .seconds(49))
             #expect(pings(server) == 0, "no ping at 25 s on an expensive path")
             await clock.advance(by: .seconds(1))
