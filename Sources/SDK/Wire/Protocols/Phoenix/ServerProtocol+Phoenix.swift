@@ -4,13 +4,16 @@ extension ServerProtocol {
     /// Phoenix Channels, V2 serializer (`vsn=2.0.0`), as Phoenix 1.7 and 1.8 serve it. The server
     /// URL is the socket's (`wss://host/socket`; `/websocket` is added, and a bare host gets
     /// `/socket/websocket`). A channel is a topic (``Topic/phoenix(_:params:)``; a plain name
-    /// joins with no params); its messages arrive as `{"event", "payload"}` (a binary payload as
-    /// `{"event", "binary": base64}`), its presence as ``PresenceView``s (event `presence`), a
+    /// joins with no params); its messages arrive as `{"event", "payload"}` (a binary broadcast
+    /// as `{"event": "blob", "payload": {"binary": "AAH/ew=="}}`, its bytes in base64 under
+    /// `payload.binary`), its presence as ``PresenceView``s (event `presence`), a
     /// crash of the channel as event `phx_error` (it rejoins by itself, with backoff). A publish's
     /// data is `{"event": name, "payload": …}`: `acknowledged` with the channel's reply, or
     /// `sentUnconfirmed` when the channel does not reply within `replyTimeout`; a reply with
     /// status `error` rejects it. Phoenix cannot resume: every rejoin after a reconnect is
-    /// reported as ``RecoveryReport/refetch``. See `docs/PROTOCOLS.md`.
+    /// reported as ``RecoveryReport/refetch``. A default Phoenix socket holds at most 100
+    /// channels (`max_channels_per_transport`): the 101st subscribe is refused, as `rejected`
+    /// with "too many channels joined". See `docs/PROTOCOLS.md`.
     ///
     /// - Parameters:
     ///   - params: query items for the server's `connect/3`, beside `vsn`.

@@ -38,7 +38,7 @@ struct PhoenixChannelsTests {
     }
 
     @Test(
-        "every close is retried: the idle timeout's 1002 (Bandit) and 1000 (Cowboy), a kicked user's 1000, a restart's 1012, a crash's 1011, no close frame (§3, §7)",
+        "every close is retried: the idle timeout's 1002 (Bandit) and 1000 (Cowboy), a kicked user's 1000, a restart's 1012 (1000 from Bandit shutting down), a crash's 1011, no close frame (§3, §7)",
         arguments: [CloseCode?.some(.normal), .some(.protocolError), .some(CloseCode(1012)), .some(.internalError), nil]
     )
     func closesAreRetried(code: CloseCode?) {

@@ -104,6 +104,23 @@ struct PhoenixMachineTests {
             == [.delivery(1, ["event": "bin_broadcast", "payload": ["binary": "AAEC/w=="]], position: nil)])
     }
 
+    @Test("a binary broadcast as a real Phoenix 1.7.24 sends it (Endpoint.broadcast! with {:binary, <<0,1,255,123>>}): payload.binary in base64")
+    func binaryBroadcastFromPhoenix1_7() {
+        var machine = Self.joined(topic: Topic("room:bin"))
+        // Kind 2 (broadcast), topic length 8, event length 4, "room:bin", "blob", the bytes.
+        #expect(machine.receive(.binary([2, 8, 4] + Array("room:bin".utf8) + Array("blob".utf8) + [0, 1, 255, 123]))
+            == [.delivery(1, ["event": "blob", "payload": ["binary": "AAH/ew=="]], position: nil)])
+    }
+
+    @Test("the 101st channel on a default Phoenix socket: refused with \"too many channels joined\", reported as a rejection")
+    func tooManyChannels() {
+        var machine = Self.joined(topic: Topic("room:1"))
+        expectKinds(machine.perform(.subscribe(2, Topic("room:101"), resume: nil)), [.send])
+        #expect(Self.others(machine.receive(.text(#"["2","2","room:101","phx_reply",{"response":{"reason":"too many channels joined"},"status":"error"}]"#)))
+            == [.cancel(WireTimer("phoenix-rejoin-room:101")),
+                .subscriptionFailed(2, WireFailure(code: "error", message: "too many channels joined", payload: ["reason": "too many channels joined"]))])
+    }
+
     @Test("join refused: by the channel (with its join_ref) and for an unknown topic (join_ref null) (dave, §6)")
     func joinRefused() {
         var machine = PhoenixChannels().makeMachine()
