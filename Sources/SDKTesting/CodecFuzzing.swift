@@ -2,7 +2,9 @@ public import SDK
 
 /// Tether's codec for harnesses outside this package — the fuzzer (`Fuzz/`, `.ci/fuzz-codec`)
 /// and the micro-benchmarks (`Benchmarks/`): Tether's own message types and codec are not
-/// public, so they reach them through here.
+/// public, so they reach them through here. It is SPI, not part of what apps see: a harness
+/// imports it with `@_spi(Fuzzing) import SDKTesting`.
+@_spi(Fuzzing)
 public enum CodecFuzzing {
     /// What was wrong with `bytes`, decoded as a server frame and as a client frame (text and
     /// binary), or `nil` when nothing was: nothing may trap, and whatever decodes must survive

@@ -7,7 +7,9 @@ package import SDK
 /// split and concatenated, and its stream decoder must decode the same packets however the bytes
 /// are cut, each surviving a re-encoding). Nothing may trap, and the machine's actions must make sense: nothing
 /// after it ended the connection, deliveries only for the subscription it holds, replies only
-/// to requests it was given, each at most once.
+/// to requests it was given, each at most once. It is SPI, not part of what apps see
+/// (`@_spi(Fuzzing) import SDKTesting`).
+@_spi(Fuzzing)
 public enum ProtocolFuzzing {
     public enum Adapter: String, CaseIterable, Sendable {
         case graphQLTransportWS = "graphql-transport-ws"

@@ -1,7 +1,7 @@
 import Foundation
 import ConnectionPolicy
 import SDK
-import SDKTesting
+@_spi(Fuzzing) import SDKTesting
 import Testing
 
 /// Every input in Fuzz/adapters/<adapter>/{corpus,regressions} (hostile shapes, and any crash the

@@ -1,7 +1,7 @@
 import Benchmark
 import ConnectionPolicy
 import SDK
-import SDKTesting
+@_spi(Fuzzing) import SDKTesting
 
 // The hot paths, each beside its baseline in the same run:
 // - policy events (the pure state machine) — baseline: an empty loop of the same shape;

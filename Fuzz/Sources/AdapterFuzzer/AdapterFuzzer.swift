@@ -1,6 +1,6 @@
 import Foundation
 import FuzzDriver
-import SDKTesting
+@_spi(Fuzzing) import SDKTesting
 
 /// libFuzzer's entry for the protocol adapters: the adapter comes from the environment
 /// (`TETHER_FUZZ_ADAPTER`: `graphql-transport-ws`, `socket.io`, `mqtt`, `phoenix` or `supabase-realtime`, set by

@@ -1,5 +1,5 @@
 import FuzzDriver
-import SDKTesting
+@_spi(Fuzzing) import SDKTesting
 
 /// libFuzzer's entry: every input is decoded as a server frame and as a client frame; nothing
 /// may trap, and whatever decodes must survive an encode/decode round trip unchanged.

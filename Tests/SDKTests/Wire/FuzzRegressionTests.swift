@@ -1,6 +1,6 @@
 import Foundation
 import SDK
-import SDKTesting
+@_spi(Fuzzing) import SDKTesting
 import Testing
 
 /// Every input in Fuzz/regressions (hostile shapes, and any crash the fuzzer ever found) is
