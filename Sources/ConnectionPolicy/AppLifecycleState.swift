@@ -1,4 +1,7 @@
 /// Where the app is in its lifecycle, as the operating system (or the app itself) reports it.
+///
+/// The app's three states; these cases are all there will be.
+@frozen
 public enum AppLifecycleState: Sendable, Hashable, CaseIterable, CustomStringConvertible {
     /// The app is in the foreground and receiving events.
     case active

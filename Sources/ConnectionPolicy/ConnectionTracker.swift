@@ -8,6 +8,8 @@
 /// gives up after a fatal failure or when the attempt limit is reached.
 public struct ConnectionTracker: Hashable, Sendable {
     /// The connection's phase, as the tracker sees it.
+    ///
+    /// A later release may add a phase, so a `switch` over it needs a `default`.
     public enum Phase: Hashable, Sendable {
         /// No connection, none opening, no retry pending.
         case idle

@@ -1,4 +1,10 @@
 /// What a policy asks the session to do. The session carries out actions in the order given.
+///
+/// A policy commands two things, the connection and its own timers, and these four cases are
+/// all there will be: a test's `switch` over them needs no `default`. A later release that
+/// lets a policy decide something more does it as a new ``SessionPolicy`` requirement with a
+/// default implementation (as ``SessionPolicy/liveness(proposed:in:)`` did), not a new case.
+@frozen
 public enum PolicyAction: Hashable, Sendable, CustomStringConvertible {
     /// Open a connection (the session never opens a second one while one is open or opening).
     case openConnection

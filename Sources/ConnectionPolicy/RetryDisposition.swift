@@ -1,4 +1,7 @@
 /// What the side that ended a connection says about trying again.
+///
+/// These three answers are all there will be: a `switch` needs no `default`.
+@frozen
 public enum RetryDisposition: Hashable, Sendable, CustomStringConvertible {
     /// A passing failure: retry with backoff.
     case retry

@@ -3,6 +3,7 @@ public import SDK
 /// A wait of a ``StatusRecorder`` that did not see its status: the recording ended first, or
 /// the recorder's patience ran out. Its description names what was awaited, where, and what came.
 public struct StatusRecorderError: Error, CustomStringConvertible {
+    /// A later release may add a reason, so a `switch` over it needs a `default`.
     public enum Reason: Hashable, Sendable {
         /// The session (or controller) ended first.
         case ended

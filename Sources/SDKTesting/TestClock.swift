@@ -48,6 +48,8 @@ public final class TestClock: Clock, Sendable {
     }
 
     /// How ``runUntilIdle(limit:)`` ended.
+    ///
+    /// A later release may add an outcome, so a `switch` over it needs a `default`.
     public enum IdleOutcome: Hashable, Sendable, CustomStringConvertible {
         /// Nothing is running and nothing is scheduled: nothing more will happen.
         case idle

@@ -20,6 +20,8 @@ public import SDK
 /// ```
 public final class TestConnection: ManagedConnection {
     /// What an open does.
+    ///
+    /// An input you choose; a later release may add a behaviour, so a `switch` over it needs a `default`.
     public enum Behaviour: Sendable {
         /// Opens at once.
         case opens

@@ -1,4 +1,7 @@
 /// How much a log record matters.
+///
+/// These five levels are all there will be.
+@frozen
 public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
     case debug, info, notice, warning, error
 

@@ -3,11 +3,40 @@
 /// up, the outbox flushed.
 public struct RecoveryReport: Hashable, Sendable, CustomStringConvertible {
     /// What started the recovery.
-    public enum Trigger: String, Hashable, Sendable {
-        case launch, foreground, reconnect, appConnect, networkRestored, policyReplaced, backgroundRefresh
+    ///
+    /// A struct, not an enum, so that a later release can name a new trigger without breaking
+    /// an app's `switch`: match the triggers you care about (`case .foreground:`) and give the
+    /// rest a `default`.
+    public struct Trigger: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The trigger's name, as in ``description`` (`"foreground"`, `"networkRestored"`).
+        public let rawValue: String
+
+        /// A trigger with this name. Tether reports only the triggers below; this initializer
+        /// exists for tests and logs that read a name back.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The session's first connection after it started.
+        public static let launch = Trigger(rawValue: "launch")
+        /// The app came back to the foreground (Auto mode reconnects).
+        public static let foreground = Trigger(rawValue: "foreground")
+        /// The connection was lost and the session reconnected by itself.
+        public static let reconnect = Trigger(rawValue: "reconnect")
+        /// The app called `connect()` (Manual mode).
+        public static let appConnect = Trigger(rawValue: "appConnect")
+        /// The network came back after being unreachable.
+        public static let networkRestored = Trigger(rawValue: "networkRestored")
+        /// The app replaced the connection policy (`replacePolicy(_:)`).
+        public static let policyReplaced = Trigger(rawValue: "policyReplaced")
+        /// A background refresh (`refresh(within:discretionary:)`) opened the connection.
+        public static let backgroundRefresh = Trigger(rawValue: "backgroundRefresh")
+
+        public var description: String { rawValue }
     }
 
     /// How one step ended.
+    ///
+    /// These two cases are all there will be.
+    @frozen
     public enum Outcome: Hashable, Sendable {
         case succeeded
         case failed(String)

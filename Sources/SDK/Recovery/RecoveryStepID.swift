@@ -22,6 +22,8 @@ public struct RecoveryStepID: Hashable, Sendable, CustomStringConvertible, Compa
 }
 
 /// How a replay runs its steps.
+///
+/// An input you choose; a later release may add a mode, so a `switch` over it needs a `default`.
 public enum ReplayMode: Hashable, Sendable {
     /// Every step whose prerequisites are done goes out at once (the default).
     case pipelined

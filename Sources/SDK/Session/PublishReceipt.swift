@@ -3,6 +3,9 @@
 /// pretended acknowledgement.
 public struct PublishReceipt: Hashable, Sendable, CustomStringConvertible {
     /// What the session knows about the publish.
+    ///
+    /// These two cases are all there will be: a refusal is an error, not a receipt.
+    @frozen
     public enum Confirmation: Hashable, Sendable {
         /// The server acknowledged it (Tether's `ok`, a GraphQL mutation's result, a Socket.IO
         /// ack).

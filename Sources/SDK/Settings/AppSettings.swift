@@ -17,6 +17,9 @@ public typealias TokenProvider = @Sendable () async throws -> Secret?
 /// ```
 public struct AppSettings: Sendable, CustomStringConvertible {
     /// Which connection policy the session runs.
+    ///
+    /// These three cases are all there will be: a new built-in policy would come as a `custom` name.
+    @frozen
     public enum Mode: Hashable, Sendable, CustomStringConvertible {
         /// Connected in the foreground, disconnected in the background (the default).
         case auto

@@ -1,6 +1,11 @@
 public import ConnectionPolicy
 
 /// Where the session's connection is.
+///
+/// These four cases are all there will be: a `switch` over them needs no `default`. What is
+/// new in a later release (a new way to lose or refuse a connection) comes as a new
+/// ``DisconnectReason`` code, which is the struct that grows.
+@frozen
 public enum ConnectionStatus: Hashable, Sendable, CustomStringConvertible {
     /// Not connected, and not trying: the reason says why (the app's request, the background,
     /// the watchdog, rejected credentials, …). Something must change before it connects again.

@@ -4,23 +4,36 @@ public import ConnectionPolicy
 /// (``Session/armedTimers``): `#expect(session.armedTimers == [.watchdog])`.
 public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConvertible {
     /// What the timer is for.
-    public enum Kind: Hashable, Sendable {
+    ///
+    /// A struct, not an enum: a later release can add a kind of timer without breaking an
+    /// app's `switch` (give it a `default`).
+    public struct Kind: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The kind's name (`"heartbeat"`, `"policy"`).
+        public let rawValue: String
+
+        /// A kind with this name; Tether arms only the kinds below.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// The policy's (``TimerID``: watchdog, reconnect, background grace, a custom policy's).
-        case policy
-        case connectTimeout
+        public static let policy = Kind(rawValue: "policy")
+        /// The deadline for an attempt to open and authenticate.
+        public static let connectTimeout = Kind(rawValue: "connectTimeout")
         /// A request waiting for its reply.
-        case request
+        public static let request = Kind(rawValue: "request")
         /// An app-defined recovery step's timeout.
-        case recoveryStep
+        public static let recoveryStep = Kind(rawValue: "recoveryStep")
         /// The oldest publish waiting in the outbox.
-        case outboxDeadline
+        public static let outboxDeadline = Kind(rawValue: "outboxDeadline")
         /// A background refresh's deadline.
-        case refreshDeadline
+        public static let refreshDeadline = Kind(rawValue: "refreshDeadline")
         /// The check for subscribers held back at their bound that stopped reading.
-        case subscriberStall
-        case heartbeat
+        public static let subscriberStall = Kind(rawValue: "subscriberStall")
+        /// The session's heartbeat (``Liveness``).
+        public static let heartbeat = Kind(rawValue: "heartbeat")
         /// The server protocol's own (`socket.io-heartbeat`, `mqtt-keepalive`).
-        case protocolTimer
+        public static let protocolTimer = Kind(rawValue: "protocolTimer")
+
+        public var description: String { rawValue }
     }
 
     public let kind: Kind

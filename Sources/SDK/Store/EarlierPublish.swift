@@ -5,6 +5,9 @@ public import Foundation
 /// ``Session/earlierPublishOutcomes``).
 public struct EarlierPublish: Sendable, Hashable, Identifiable, CustomStringConvertible {
     /// Where it got.
+    ///
+    /// These four cases are all there will be.
+    @frozen
     public enum State: Sendable, Hashable {
         /// It waits in the outbox: it is sent, in order, once connected.
         case waiting

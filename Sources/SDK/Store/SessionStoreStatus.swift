@@ -1,4 +1,7 @@
 /// Whether what the session keeps outlives the process.
+///
+/// These three cases are all there will be; why a store fell back is the error it carries.
+@frozen
 public enum SessionStoreStatus: Sendable, Hashable, CustomStringConvertible {
     /// No store was chosen (``AppSettings/Builder/store(_:)``): everything is in memory.
     case off

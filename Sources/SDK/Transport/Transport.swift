@@ -1,6 +1,9 @@
 public import Foundation
 
 /// One WebSocket message.
+///
+/// A WebSocket message is text or binary; these two cases are all there will be.
+@frozen
 public enum TransportFrame: Hashable, Sendable {
     case text(String)
     case binary([UInt8])
@@ -15,6 +18,9 @@ public enum TransportFrame: Hashable, Sendable {
 }
 
 /// What a connection reports, in order. After `closed` nothing more comes and the stream ends.
+///
+/// A WebSocket delivers messages and then ends; these two cases are all there will be.
+@frozen
 public enum TransportEvent: Hashable, Sendable {
     /// A message arrived.
     case frame(TransportFrame)

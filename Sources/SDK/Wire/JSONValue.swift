@@ -2,6 +2,9 @@
 /// (`["text": "hi", "n": 3]`) or the initializers (`JSONValue(id)` for an `Int64` or `UInt64`
 /// id), and read it with the accessors. Numbers are kept exactly (``JSONNumber``): a 64-bit
 /// integer arrives as it was sent.
+///
+/// JSON's own kinds of value; these cases are all there will be.
+@frozen
 public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)

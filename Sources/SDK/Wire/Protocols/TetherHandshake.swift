@@ -1,6 +1,8 @@
 /// How a session on Tether's protocol opens a connection and recovers on it
 /// (``ServerProtocol/tether(handshake:)``; `docs/PROTOCOL.md`). Whatever the choice, the
 /// credentials never go in the URL.
+///
+/// An input you choose; a later release may add a way, so a `switch` over it needs a `default`.
 public enum TetherHandshake: Hashable, Sendable {
     /// Versions 3 and 2 offered (subprotocols `tether.v3`, `tether.v2`): the credentials in the
     /// `Authorization` header and the subscriptions with their `since` in the upgrade request, so

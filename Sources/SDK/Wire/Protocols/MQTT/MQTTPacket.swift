@@ -1,4 +1,6 @@
 /// The MQTT versions Tether speaks: 3.1.1 (protocol level 4) and 5.
+///
+/// An input you choose; a later release may add a version, so a `switch` over it needs a `default`.
 public enum MQTTVersion: UInt8, Hashable, Sendable, CustomStringConvertible {
     case v3_1_1 = 4
     case v5 = 5
@@ -8,6 +10,9 @@ public enum MQTTVersion: UInt8, Hashable, Sendable, CustomStringConvertible {
 
 /// The delivery guarantee of a subscription or a publish. QoS 2 is not offered: Tether's outbox
 /// and the per-message dedupe key give the app "once" on top of QoS 1.
+///
+/// MQTT's three levels; these cases are all there will be.
+@frozen
 public enum MQTTQoS: UInt8, Hashable, Sendable, Codable {
     /// At most once: no acknowledgement (a publish ends `sentUnconfirmed`).
     case atMostOnce = 0

@@ -197,6 +197,8 @@ package struct PhoenixChannels: WireProtocolDescription {
 }
 
 /// Where a Phoenix socket carries the token provider's token.
+///
+/// An input you choose; a later release may add a way, so a `switch` over it needs a `default`.
 public enum PhoenixCredentials: Hashable, Sendable {
     /// A query item of the socket's URL (Phoenix reads it in `connect/3`), redacted from every
     /// log line, description and error. A URL can still reach proxies' logs.

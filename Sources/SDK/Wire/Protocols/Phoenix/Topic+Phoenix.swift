@@ -66,6 +66,8 @@ public struct SupabaseChannelConfig: Hashable, Sendable {
 }
 
 /// Where a Supabase channel's broadcasts come from: what a replay after a reconnect can bring.
+///
+/// An input you choose; a later release may add a case, so a `switch` over it needs a `default`.
 public enum SupabaseBroadcastOrigin: Hashable, Sendable {
     /// Clients broadcast on the channel (and the database may too): a replay cannot bring what
     /// clients sent while away, so the channel is named for refetch after a reconnect (the
