@@ -16,6 +16,10 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Tether",
+    // watchOS 10 is the minimum for ConnectionPolicy (pure logic) only. The SDK does not support
+    // watchOS: a watch app may open a WebSocket only in narrow cases (Apple's TN3135: an active
+    // long-form audio session, a CallKit call), elsewhere the system denies the socket, so the SDK
+    // stops a watchOS build with an error that says so (Sources/SDK/Support/Platform.swift).
     platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .watchOS(.v10), .visionOS(.v1)],
     products: [
         .library(name: "ConnectionPolicy", targets: ["ConnectionPolicy"]),
