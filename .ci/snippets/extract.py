@@ -4,7 +4,7 @@ a throw-away package (argument 1), so `swift build --build-tests` there compiles
 
 Each block becomes a file of its own, named after where it came from:
 - a block that begins with `// swift-tools-version` is a manifest: Manifests/NAME/Package.swift;
-- a block with `@Test` goes into the test target;
+- a block with `@Test`, or in SDKTesting's doc comments, goes into the test target;
 - a block whose code begins with a declaration (struct, final class, extension, func, @main, …)
   stays at file scope; any other block is a run of statements and is wrapped in an `async
   throws` function, as an app would write it in one.
@@ -66,6 +66,14 @@ def place(name, code):
     if "@Test" in code:
         header = f"// From {name}\n" + "\n".join(sorted(set(imports) | {"import SDKTesting", "import Testing"})) + "\n\n"
         return "Tests/SnippetTests", header + "\n".join(rest) + "\n"
+    if name.startswith("Sources/SDKTesting/"):
+        # The test kit's examples are test code: they go into the test target, with its imports.
+        header = f"// From {name}\n" + "\n".join(sorted(set(imports) | {"import SDKTesting", "import Testing"})) + "\n\n"
+        if declaration.match(first):
+            return "Tests/SnippetTests", header + "\n".join(rest) + "\n"
+        body = "\n".join("    " + l if l else l for l in rest)
+        function = re.sub(r"\W", "_", name)
+        return "Tests/SnippetTests", header + f"func snippet_{function}() async throws {{\n{body}\n}}\n"
     if declaration.match(first):
         return "Sources/Snippets", header + "\n".join(rest) + "\n"
     body = "\n".join("    " + l if l else l for l in rest)

@@ -27,7 +27,10 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
     public var openedConnectionCount: Int { state.withLock { $0.opened } }
     /// Times a second socket was asked for while one was open (a correct session: 0).
     public var doubleSocketAttempts: Int { state.withLock { $0.doubleSocketAttempts } }
-    /// The upgrade headers of every open, in order (credentials must never be among them).
+    /// The upgrade headers of every open, in order. Since protocol version 2 every open carries
+    /// the credentials as `Authorization: Bearer …` (a version-1 server ignores it and reads
+    /// them from the first message): read them with care in a test's output, or read
+    /// ``TestServer/requests``, whose credentials never show in a description.
     public var requestedHeaders: [[String: String]] { state.withLock { $0.headers } }
     /// The URL of every open, in order.
     public var requestedURLs: [URL] { state.withLock { $0.urls } }

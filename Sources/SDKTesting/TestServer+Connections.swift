@@ -20,10 +20,19 @@ extension TestServer {
             state.acceptedTotal += 1
             state.connections[state.nextID] = Peer(continuation: continuation, ledger: ledger)
             let outputs = state.core.connectionOpened(state.nextID, upgrade: upgrade)
+            if case .upgraded(let request) = upgrade {
+                // A version-2 or -3 upgrade: the credentials and subscriptions it carried.
+                let authorization = headers.first { $0.key.lowercased() == TetherUpgrade.authorizationHeader.lowercased() }?.value
+                state.requests.append((state.nextID, .credentials(authorization.flatMap(TetherUpgrade.bearerToken).map(Secret.init))))
+                for entry in request.entries {
+                    state.requests.append((state.nextID, .subscribe(channel: entry.channel, from: entry.since.map(StreamPosition.sequence))))
+                }
+            }
             return .success((state.nextID, upgrade, outputs))
         }
         let (id, upgrade, outputs) = try accepted.get()
         notifyConnectionWaiters()
+        notifyRequestWaiters()
         answer(outputs)
         return (id, upgrade.subprotocol)
     }
@@ -39,10 +48,12 @@ extension TestServer {
                 let message = try state.core.configuration.codec.decodeClientMessage(frame)
                 state.received.append(message)
                 state.frames.append(.message(message))
+                state.requests.append((id, ReceivedRequest(message)))
             } catch {
                 state.frames.append(.undecodable(frame, reason: String(describing: error)))
+                state.requests.append((id, .undecodable(reason: String(describing: error))))
             }
-            let ready = state.messageWaiters.ready(count: state.received.count)
+            let ready = state.messageWaiters.ready(count: state.received.count) + state.requestWaiters.ready(count: state.requests.count)
             guard !state.isFrozen else { return ([], ready) }
             var outputs = state.core.received(frame, from: id)
             if state.losesNextPublishAck, case .publish? = state.received.last {
@@ -148,6 +159,11 @@ extension TestServer {
 
     func notifyConnectionWaiters() {
         let ready = state.withLock { $0.connectionWaiters.ready(count: $0.connections.count) }
+        for signal in ready { signal.fire() }
+    }
+
+    func notifyRequestWaiters() {
+        let ready = state.withLock { $0.requestWaiters.ready(count: $0.requests.count) }
         for signal in ready { signal.fire() }
     }
 }

@@ -1,13 +1,14 @@
 public import SDK
 import Foundation
 
-/// An in-memory realtime server that speaks the protocol (``ServerCore``), for host apps' tests.
+/// An in-memory realtime server that speaks Tether's protocol (`docs/PROTOCOL.md`), for host apps' tests.
 /// Connect sessions to it with ``transport()``. It answers at once, in order — or after a
 /// delay on a ``TestClock`` — and its faults are switches a test flips, the reference server's
 /// set: refuse connections (``setRefusingConnections(_:)``), reject credentials
 /// (``setRejectingCredentials(_:)``), freeze (``setFrozen(_:)``), delay answers
 /// (``setAnswerDelay(_:on:)``), close every connection with a code
-/// (``dropAllConnections(code:reason:)``), restart and lose its history (``restart()``).
+/// (``dropAllConnections(code:reason:)``), restart and lose its history (``restart()``). What
+/// the app sent it is in ``requests``.
 public final class TestServer: Sendable {
     /// A frame a client sent: the message it decodes to, or why it decodes to none.
     package enum Received: Hashable, Sendable {
@@ -34,6 +35,8 @@ public final class TestServer: Sendable {
         var connections: [ServerCore.ConnectionID: Peer] = [:]
         var nextID: ServerCore.ConnectionID = 0
         var received: [ClientMessage] = []
+        /// What the app sent, each with its connection's number (1 for the first accepted).
+        var requests: [(connection: ServerCore.ConnectionID, request: ReceivedRequest)] = []
         var frames: [Received] = []
         var acceptedTotal = 0
         var answerDelay: (delay: Duration, clock: TestClock)?
@@ -47,6 +50,7 @@ public final class TestServer: Sendable {
         var losesNextPublishAck = false
         var connectionWaiters = CountWaiters(.exactly)
         var messageWaiters = CountWaiters(.atLeast)
+        var requestWaiters = CountWaiters(.atLeast)
     }
 
     let state: Locked<State>
@@ -83,12 +87,21 @@ public final class TestServer: Sendable {
     ///     upgrade request) in version 2, or in version 3 (the resume set) when offered. Default false: a version-1 server, so every request —
     ///     `auth` and the resubscribes included — is a frame the server reads; the session then
     ///     authenticates with `auth` and pipelines its replay behind it.
-    public convenience init(tokens: Set<String>? = nil, retention: Int = 1000, speaksVersion2: Bool = false) {
-        self.init(tokens: tokens, retention: retention, codec: JSONWireCodec(), speaksVersion2: speaksVersion2)
+    ///   - maxFrameBytes: the largest frame it reads (default 1 MiB, as the client's). Smaller
+    ///     than the client's, it tests what a stricter server does: a larger frame is an
+    ///     ``ReceivedRequest/undecodable(reason:)`` request, answered with an error that names no
+    ///     request (it reads no further), so the request waits for its timeout.
+    ///   - maxDepth: how deeply JSON may nest in a frame it reads (default 32, as the client's).
+    ///     Deeper is an ``ReceivedRequest/undecodable(reason:)`` request, and the error answers
+    ///     the request by its id: a publish is refused at once.
+    public convenience init(
+        tokens: Set<String>? = nil, retention: Int = 1000, speaksVersion2: Bool = false, maxFrameBytes: Int = 1 << 20, maxDepth: Int = 32
+    ) {
+        self.init(
+            tokens: tokens, retention: retention, codec: JSONWireCodec(maxFrameBytes: maxFrameBytes, maxDepth: maxDepth), speaksVersion2: speaksVersion2)
     }
 
-    /// `codec`: the server's limits (tighter ones than the client's show what a stricter server
-    /// answers; Tether's codec is not public).
+    /// `codec`: the server's codec and its limits.
     package init(tokens: Set<String>?, retention: Int, codec: JSONWireCodec, speaksVersion2: Bool) {
         var core = ServerCore(.init(tokens: tokens, retention: retention, codec: codec))
         core.acceptsVersion2 = speaksVersion2
@@ -108,6 +121,34 @@ public final class TestServer: Sendable {
 
     /// Every frame clients sent, in order: decoded, or marked undecodable with the reason.
     package var receivedFrames: [Received] { state.withLock { $0.frames } }
+
+    /// What apps sent this server, in the order it read them, across every connection: the
+    /// credentials each connection presented, subscribes (those an upgrade request carried
+    /// too), unsubscribes, publishes, pings, and frames it could not read. It is written as the
+    /// session sends, so after ``TestClock/settle()`` (or ``TestClock/advance(by:)``) it holds
+    /// everything the session sent: a test on the clock reads it without waiting.
+    ///
+    /// ```swift
+    /// let server = TestServer(), clock = TestClock(), lifecycle = LifecycleDriver()
+    /// let session = Session(settings: try .testing(), transport: server.transport(), clock: clock, lifecycle: lifecycle)
+    /// try await withRunningSession(session) { _ in
+    ///     let room = try await session.subscribe(to: "room")
+    ///     await clock.settle()
+    ///     await lifecycle.background()
+    ///     await lifecycle.foreground()
+    ///     await clock.settle()
+    ///     // The second connection subscribed again, once.
+    ///     #expect(server.requests(onConnection: 2).filter(\.isSubscribe).map(\.channel) == [room.channel])
+    /// }
+    /// ```
+    public var requests: [ReceivedRequest] { state.withLock { $0.requests.map(\.request) } }
+
+    /// What an app sent on the `number`th connection this server accepted (1 for the first;
+    /// ``acceptedConnectionCount`` is the last), in order: after a reconnect, the second
+    /// connection's requests show the resubscribes and what followed them.
+    public func requests(onConnection number: Int) -> [ReceivedRequest] {
+        state.withLock { $0.requests.filter { $0.connection == ServerCore.ConnectionID(number) }.map(\.request) }
+    }
 
     /// The frames and bytes each side sent so far.
     package var traffic: Traffic { state.withLock { $0.traffic } }
@@ -135,9 +176,29 @@ public final class TestServer: Sendable {
             found: { "\(openConnectionCount) open" }, file: file, line: line)
     }
 
-    /// Returns once clients have sent at least `count` messages in all; throws ``WaitTimeout``
-    /// after `patience` of real time without them.
+    /// Returns once clients have sent at least `count` requests in all (``requests``); throws
+    /// ``WaitTimeout`` after `patience` of real time without them. A session on a
+    /// ``TestClock`` needs no wait: after `settle()` everything it sent is in ``requests``.
+    public func waitForRequests(
+        _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
+    ) async throws {
+        let signal = state.withLock { $0.requestWaiters.register(target: count, count: $0.requests.count) }
+        try await waitWithPatience(
+            signal, patience: patience, expected: "\(count) request(s) received",
+            found: { "\(requests.count): \(requests)" }, file: file, line: line)
+    }
+
+    /// Replaced by ``waitForRequests(_:patience:file:line:)``, which counts what ``requests``
+    /// shows.
+    @available(*, unavailable, renamed: "waitForRequests(_:patience:file:line:)")
     public func waitForReceivedMessages(
+        _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
+    ) async throws {
+        try await waitForRequests(count, patience: patience, file: file, line: line)
+    }
+
+    /// Returns once clients have sent at least `count` messages of the reference protocol.
+    package func waitForMessages(
         _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line
     ) async throws {
         let signal = state.withLock { $0.messageWaiters.register(target: count, count: $0.received.count) }
@@ -173,7 +234,8 @@ public final class TestServer: Sendable {
     public func setRejectingCredentials(_ rejecting: Bool) { state.withLock { $0.core.rejectsAllCredentials = rejecting } }
 
     /// Whether the server speaks version 2 (resume in the upgrade request) to a client that
-    /// offers it (see ``init(tokens:retention:codec:speaksVersion2:)``).
+    /// offers it, from the next connection on (as `speaksVersion2:` in
+    /// ``init(tokens:retention:speaksVersion2:maxFrameBytes:maxDepth:)``).
     public func setAcceptsVersion2(_ accepts: Bool) { state.withLock { $0.core.acceptsVersion2 = accepts } }
 
     /// Whether a server that speaks version 2 speaks version 3 too (the resume set kept under a

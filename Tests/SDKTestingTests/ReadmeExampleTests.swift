@@ -20,6 +20,24 @@ struct ReadmeExampleTests {
         }
     }
 
+    @Test func aLostAcknowledgementIsSentAgainOnceAfterTheResubscribe() async throws {
+        let server = TestServer(), clock = TestClock()
+        let session = Session(settings: try .testing(), transport: server.transport(), clock: clock)
+        try await withRunningSession(session) { status in
+            let room = try await session.subscribe(to: "room")
+            await clock.settle()
+            server.loseNextPublishAcknowledgement()
+            let call = Task { try await session.publish("once", to: "room") }
+            try await status.waitFor(.reconnecting(.serverClosed("code 1001: dropped before the acknowledgement")))
+            await clock.advance(by: .seconds(5))                      // the reconnect
+            _ = try await call.value
+            let again = server.requests(onConnection: 2)
+            #expect(again.map(\.channel) == [nil, room.channel, room.channel])   // credentials, resubscribe, publish
+            #expect(again.last == server.requests(onConnection: 1).last)      // the same publish, the same key
+            #expect(server.latestSequence(of: "room") == 1)                   // applied once
+        }
+    }
+
     @Test func backgroundTimeIsHeldThenExpires() async throws {
         let time = TestBackgroundTime(), lifecycle = LifecycleDriver(initialState: .background)
         let session = Session(settings: try .testing(auto: false), transport: TestServer().transport(), clock: TestClock(), lifecycle: lifecycle, backgroundTime: time)
@@ -94,7 +112,8 @@ struct ReadmeSourceTests {
         let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let unindented = source.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix("    ") ? $0.dropFirst(4) : $0 }.joined(separator: "\n")
-        for name in ["backgroundDisconnectsForegroundReconnects", "backgroundTimeIsHeldThenExpires", "backgroundThenForegroundCatchesUpThenNothingMore", "customPolicyStaysConnectedInTheBackground"] {
+        for name in ["backgroundDisconnectsForegroundReconnects", "backgroundTimeIsHeldThenExpires", "backgroundThenForegroundCatchesUpThenNothingMore", "customPolicyStaysConnectedInTheBackground",
+                     "aLostAcknowledgementIsSentAgainOnceAfterTheResubscribe"] {
             let start = try #require(readme.range(of: "@Test func \(name)()"), "\(name) is in the README")
             let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
             let example = readme[start.lowerBound..<end.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)

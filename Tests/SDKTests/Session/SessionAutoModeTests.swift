@@ -250,7 +250,7 @@ struct SessionAutoModeTests {
             server.setFrozen(true)
             try await confirmation { timedOut in
                 async let result: UInt64? = session.publish("x", to: "room").sequence
-                try await server.waitForReceivedMessages(2)  // authenticate, publish
+                try await server.waitForMessages(2)  // authenticate, publish
                 await clock.advance(by: .seconds(3))
                 do {
                     _ = try await result

@@ -120,7 +120,7 @@ struct SessionHandshakeTests {
             await clock.settle()
             #expect(session.status == .connecting)
             let subscribing = Task { try await session.subscribe(to: "late") }
-            try await server.waitForReceivedMessages(2)
+            try await server.waitForMessages(2)
             #expect(server.receivedMessages.map(kind) == ["auth", "subscribe late since -"])
             await clock.advance(by: .milliseconds(100))
             let late = try await subscribing.value
@@ -143,12 +143,12 @@ struct SessionHandshakeTests {
         )
         server.setAnswerDelay(.seconds(60), on: clock)
         try await withRunningSession(session) { _ in
-            try await server.waitForReceivedMessages(1)
+            try await server.waitForMessages(1)
             #expect(session.status == .connecting)
             // Not connected: the doc promises it returns at once, the subscription starting
             // with the next connection.
             let subscribing = Task { try await session.subscribe(to: "room") }
-            try await server.waitForReceivedMessages(2)
+            try await server.waitForMessages(2)
             server.setAnswerDelay(nil, on: clock)
             await clock.advance(by: .seconds(30))
             let room = try await subscribing.value

@@ -22,7 +22,7 @@ struct SessionLivenessTests {
             try await log.waitFor(count: 2) { $0.message.hasPrefix("heartbeat armed") }
             server.setFrozen(true)
             await clock.advance(by: .seconds(25))  // a ping, unanswered
-            try await server.waitForReceivedMessages(3)
+            try await server.waitForMessages(3)
             await clock.advance(by: .seconds(9))
             #expect(session.status == .connected)
             await clock.advance(by: .seconds(1))
@@ -45,7 +45,7 @@ struct SessionLivenessTests {
             server.setFrozen(true)
             await #expect(throws: SessionError.self) {
                 async let ping: Void = session.ping()
-                try await server.waitForReceivedMessages(2)
+                try await server.waitForMessages(2)
                 await clock.advance(by: .seconds(10))
                 try await ping
             }
@@ -92,7 +92,7 @@ struct SessionLivenessTests {
             await lifecycle.background()
             server.setFrozen(true)
             await lifecycle.foreground()
-            try await server.waitForReceivedMessages(2)  // auth, the probe
+            try await server.waitForMessages(2)  // auth, the probe
             await clock.advance(by: .seconds(2))
             try await status.waitFor { $0.reason?.detail?.contains("half-open") == true }
         }

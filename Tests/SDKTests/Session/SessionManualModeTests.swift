@@ -127,7 +127,7 @@ struct SessionManualModeTests {
             try await status.waitFor(.reconnecting(DisconnectReason(.networkLost, detail: "reset")))
             try await status.waitFor(.connected)
             #expect(transport.openedConnectionCount == 2)
-            try await server.waitForReceivedMessages(4)  // auth, subscribe, auth, subscribe
+            try await server.waitForMessages(4)  // auth, subscribe, auth, subscribe
             #expect(server.subscriberCount(of: "news") == 1)
             withExtendedLifetime(subscription) {}
         }
@@ -190,7 +190,7 @@ struct SubscriptionTests {
             #expect(server.subscriberCount(of: "news") == 1)
             #expect(subscription?.channel == "news")
             subscription = nil
-            try await server.waitForReceivedMessages(3)  // auth, subscribe, unsubscribe
+            try await server.waitForMessages(3)  // auth, subscribe, unsubscribe
             #expect(server.subscriberCount(of: "news") == 0)
             #expect(session.subscribedChannels.isEmpty)
         }
@@ -210,7 +210,7 @@ struct SubscriptionTests {
             let subscription = try await session.subscribe(to: "later")
             #expect(server.subscriberCount(of: "later") == 0)
             try await session.connect()
-            try await server.waitForReceivedMessages(2)
+            try await server.waitForMessages(2)
             #expect(server.subscriberCount(of: "later") == 1)
             try server.publish("hello", to: "later")
             var iterator = subscription.makeAsyncIterator()

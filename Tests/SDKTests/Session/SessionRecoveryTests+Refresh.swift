@@ -90,7 +90,7 @@ extension SessionRecoveryTests {
                             timedOut()
                         }
                     }
-                    try await server.waitForReceivedMessages(1)
+                    try await server.waitForMessages(1)
                     await clock.advance(by: .seconds(5))
                     try await group.waitForAll()
                 }

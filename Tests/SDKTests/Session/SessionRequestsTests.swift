@@ -18,10 +18,10 @@ struct SessionRequestsTests {
             try await status.waitFor(.connected)
             server.setFrozen(true)
             let first = Task { try await session.publish("a", to: "room") }
-            try await server.waitForReceivedMessages(2)
+            try await server.waitForMessages(2)
             await clock.advance(by: .seconds(6))
             let second = Task { try await session.publish("b", to: "room") }
-            try await server.waitForReceivedMessages(3)
+            try await server.waitForMessages(3)
             #expect(session.armedTimers.filter { $0.kind == .request } == [.request], "one timer for both")
             await clock.advance(by: .seconds(4))
             let firstError = await #expect(throws: SessionError.self) { try await first.value }
@@ -63,7 +63,7 @@ extension SessionRequestsTests {
             try await status.waitFor(.connected)
             server.setFrozen(true)
             let subscribing = Task { try await session.subscribe(to: "room") }
-            try await server.waitForReceivedMessages(2)
+            try await server.waitForMessages(2)
             #expect(session.armedTimers.contains(.heartbeat) && session.armedTimers.contains(.request))
             server.setFrozen(false)
             server.dropAllConnections()
