@@ -14,6 +14,10 @@ public struct AutoPolicy: SessionPolicy {
         /// The rules that lengthen the backoff on an expensive path (``PowerSaving``).
         public var powerSaving: PowerSaving
 
+        /// Auto mode's settings: how long to stay connected after the app leaves the foreground
+        /// (`backgroundGrace`, zero: disconnect at once), the reconnect `backoff`, how long a
+        /// connection must last before the backoff starts over (`stableAfter`), and the
+        /// `powerSaving` rules.
         public init(backgroundGrace: Duration = .zero, backoff: Backoff = .standard, stableAfter: Duration = .seconds(5), powerSaving: PowerSaving = .standard) {
             self.backgroundGrace = backgroundGrace
             self.backoff = backoff
@@ -22,6 +26,7 @@ public struct AutoPolicy: SessionPolicy {
         }
     }
 
+    /// The settings this policy runs with.
     public let configuration: Configuration
     /// The app's lifecycle state as last reported.
     public private(set) var lifecycle: AppLifecycleState = .active
@@ -35,6 +40,7 @@ public struct AutoPolicy: SessionPolicy {
 
     public var name: String { "auto" }
 
+    /// An Auto policy with these settings; `jitter` spreads the reconnect delays (fixed in tests).
     public init(_ configuration: Configuration = Configuration(), jitter: JitterSource = .random()) {
         self.configuration = configuration
         self.tracker = ConnectionTracker(

@@ -15,6 +15,9 @@ public struct Backoff: Hashable, Sendable, CustomStringConvertible {
     /// The number of failed attempts in a row after which the policy gives up; `nil` never gives up.
     public var maxAttempts: Int?
 
+    /// A backoff from `initial`, multiplied by `multiplier` after each failed attempt up to
+    /// `maximum`, with `jitter` (a fraction of each delay, 0 to 1) and at most `maxAttempts`
+    /// attempts (`nil`: no limit).
     public init(
         initial: Duration = .milliseconds(500),
         multiplier: Double = 2,

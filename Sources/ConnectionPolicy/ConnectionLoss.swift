@@ -7,6 +7,8 @@ public struct ConnectionLoss: Hashable, Sendable, CustomStringConvertible {
     /// How long the connection had been open; `nil` when the attempt to open it failed.
     public var uptime: Duration?
 
+    /// A loss for `reason`, with what the connection said about retrying (`disposition`) and how
+    /// long it had been up (`uptime`; `nil` when it never opened).
     public init(reason: DisconnectReason, disposition: RetryDisposition = .retry, uptime: Duration? = nil) {
         self.reason = reason
         self.disposition = disposition

@@ -44,6 +44,9 @@ public struct ConnectionTracker: Hashable, Sendable {
     private var jitter: JitterSource
     private var timers = TimerGenerations()
 
+    /// A tracker that retries with `backoff` and `jitter`, starts the backoff over after a
+    /// connection stable for `stableAfter`, knows whether the network is reachable, and stretches
+    /// the backoff on an expensive path as `powerSaving` says.
     public init(
         backoff: Backoff = .standard, jitter: JitterSource = .random(), stableAfter: Duration = .seconds(5), isNetworkReachable: Bool = true,
         powerSaving: PowerSaving = .standard

@@ -16,6 +16,7 @@ public struct DeviceConditions: Hashable, Sendable, CustomStringConvertible {
     /// How hot the device is (`ProcessInfo.thermalState`).
     public var thermalState: ThermalState
 
+    /// The conditions as the system reports them (every argument has the unconstrained default).
     public init(
         isNetworkReachable: Bool = true, isConstrained: Bool = false, isExpensive: Bool = false, interface: NetworkInterface = .unknown,
         isLowPowerModeEnabled: Bool = false, thermalState: ThermalState = .nominal
@@ -54,10 +55,14 @@ public struct NetworkInterface: Hashable, Sendable, CustomStringConvertible {
     /// The kind's name (`"wifi"`).
     public let name: String
 
+    /// An interface by its name (`NWInterface.InterfaceType`'s, or your own).
     public init(name: String) { self.name = name }
 
+    /// Wi-Fi.
     public static let wifi = NetworkInterface(name: "wifi")
+    /// A cellular network.
     public static let cellular = NetworkInterface(name: "cellular")
+    /// Wired Ethernet.
     public static let wiredEthernet = NetworkInterface(name: "wired")
     /// Loopback, or another kind.
     public static let other = NetworkInterface(name: "other")
@@ -79,9 +84,14 @@ public struct ThermalState: Hashable, Comparable, Sendable, CustomStringConverti
         self.name = name
     }
 
+    /// No thermal pressure.
     public static let nominal = ThermalState(0, "nominal")
+    /// Slightly raised; the system is not yet limiting work.
     public static let fair = ThermalState(1, "fair")
+    /// High: the system is limiting work, and the standard power-saving rules stretch the
+    /// heartbeat.
     public static let serious = ThermalState(2, "serious")
+    /// Critical: as serious, and the app should do as little as it can.
     public static let critical = ThermalState(3, "critical")
 
     public static func < (lhs: ThermalState, rhs: ThermalState) -> Bool { lhs.level < rhs.level }

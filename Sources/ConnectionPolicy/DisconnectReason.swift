@@ -67,21 +67,33 @@ public struct DisconnectReason: Hashable, Sendable, CustomStringConvertible {
     /// What the server or transport said, if anything (never a secret).
     public let detail: String?
 
+    /// A reason with its code and an optional detail (a server's close reason, an error's message).
     public init(_ code: Code, detail: String? = nil) {
         self.code = code
         self.detail = detail
     }
 
+    /// Nothing has connected yet.
     public static let notStarted = DisconnectReason(.notStarted)
+    /// The app asked for it (`disconnect()`).
     public static let appRequested = DisconnectReason(.appRequested)
+    /// The app went to the background (Auto mode).
     public static let appBackgrounded = DisconnectReason(.appBackgrounded)
+    /// Manual mode's background watchdog expired: the app did not `ping()` in time.
     public static let watchdogExpired = DisconnectReason(.watchdogExpired)
+    /// iOS took back the background time the connection was running on.
     public static let backgroundTimeExpired = DisconnectReason(.backgroundTimeExpired)
+    /// The connection was lost (a reset, a timeout, a failed heartbeat) or could not be opened.
     public static let networkLost = DisconnectReason(.networkLost)
+    /// The network is unreachable: the session waits for it before trying again.
     public static let networkUnreachable = DisconnectReason(.networkUnreachable)
+    /// The server refused the credentials: nothing is retried until they change.
     public static let credentialsRejected = DisconnectReason(.credentialsRejected)
+    /// The backoff's attempts ran out (`Backoff.maxAttempts`).
     public static let retriesExhausted = DisconnectReason(.retriesExhausted)
+    /// The app replaced the policy; the new one decides what comes next.
     public static let policyReplaced = DisconnectReason(.policyReplaced)
+    /// The session was shut down.
     public static let sessionEnded = DisconnectReason(.sessionEnded)
 
     /// The server closed the connection, with what it said.

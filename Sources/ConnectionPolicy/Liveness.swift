@@ -22,6 +22,9 @@ public struct Liveness: Hashable, Sendable, CustomStringConvertible {
     /// bound (a dead connection found within interval + timeout of its last sign of life) holds.
     public var skipsHeartbeatWhenAlive: Bool
 
+    /// A decision: the heartbeat (`nil`: none), whether to probe an open socket when the app
+    /// returns, how many times to stretch the protocol's keep-alive, and whether to skip a
+    /// heartbeat the traffic made needless.
     public init(heartbeat: Heartbeat?, probesOnReturn: Bool = true, keepAliveStretch: Int = 1, skipsHeartbeatWhenAlive: Bool = false) {
         self.heartbeat = heartbeat
         self.probesOnReturn = probesOnReturn
@@ -32,9 +35,12 @@ public struct Liveness: Hashable, Sendable, CustomStringConvertible {
     /// A ping every `interval`; a pong not back within `timeout` ends the connection as
     /// half-open. The longest a dead connection goes unnoticed is `interval + timeout`.
     public struct Heartbeat: Hashable, Sendable {
+        /// How long the connection may be silent before the session pings.
         public var interval: Duration
+        /// How long a ping waits for its answer before the connection counts as dead.
         public var timeout: Duration
 
+        /// A heartbeat every `interval`, each ping answered within `timeout`.
         public init(interval: Duration, timeout: Duration) {
             self.interval = interval
             self.timeout = timeout

@@ -16,6 +16,9 @@ public struct ManualPolicy: SessionPolicy {
         /// The rules that lengthen the backoff on an expensive path (``PowerSaving``).
         public var powerSaving: PowerSaving
 
+        /// Manual mode's settings: the background watchdog (`backgroundTimeout`, 30 s), the
+        /// reconnect `backoff`, how long a connection must last before the backoff starts over
+        /// (`stableAfter`), and the `powerSaving` rules.
         public init(
             backgroundTimeout: Duration = .seconds(30), backoff: Backoff = .standard, stableAfter: Duration = .seconds(5), powerSaving: PowerSaving = .standard
         ) {
@@ -26,6 +29,7 @@ public struct ManualPolicy: SessionPolicy {
         }
     }
 
+    /// The settings this policy runs with.
     public let configuration: Configuration
     /// The app's lifecycle state as last reported.
     public private(set) var lifecycle: AppLifecycleState = .active
@@ -39,6 +43,7 @@ public struct ManualPolicy: SessionPolicy {
 
     public var name: String { "manual" }
 
+    /// A Manual policy with these settings; `jitter` spreads the reconnect delays (fixed in tests).
     public init(_ configuration: Configuration = Configuration(), jitter: JitterSource = .random()) {
         self.configuration = configuration
         self.tracker = ConnectionTracker(

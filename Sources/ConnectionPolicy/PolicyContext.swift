@@ -15,10 +15,12 @@ public struct PolicyContext: Hashable, Sendable {
         set { conditions.isNetworkReachable = newValue }
     }
 
+    /// A context with only reachability known (every other condition unconstrained).
     public init(lifecycle: AppLifecycleState, isConnected: Bool = false, isNetworkReachable: Bool = true) {
         self.init(lifecycle: lifecycle, isConnected: isConnected, conditions: DeviceConditions(isNetworkReachable: isNetworkReachable))
     }
 
+    /// A context with the device's whole conditions.
     public init(lifecycle: AppLifecycleState, isConnected: Bool = false, conditions: DeviceConditions) {
         self.lifecycle = lifecycle
         self.isConnected = isConnected

@@ -15,8 +15,11 @@ public struct PowerSaving: Hashable, Sendable {
     /// attempt is multiplied by ``expensiveBackoffStretch`` (at least 1): a server that keeps
     /// refusing is not asked as often over cellular.
     public var expensiveBackoffAfterFailures: Int
+    /// How many times longer the backoff gets on an expensive path, once that many attempts in a
+    /// row failed.
     public var expensiveBackoffStretch: Int
 
+    /// Rules of your own; ``standard`` and ``off`` are the two most apps want.
     public init(
         isEnabled: Bool = true, heartbeatStretch: Int = 2, longestStretchedHeartbeat: Duration = .seconds(55), expensiveBackoffAfterFailures: Int = 3,
         expensiveBackoffStretch: Int = 2

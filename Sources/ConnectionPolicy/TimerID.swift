@@ -1,7 +1,9 @@
 /// Names a timer a policy arms. A policy the app writes may add its own names.
 public struct TimerID: Hashable, Sendable, CustomStringConvertible {
+    /// The timer's name, as logs and `SessionTimer` show it.
     public let name: String
 
+    /// A timer named `name` (a custom policy's own).
     public init(_ name: String) { self.name = name }
 
     /// Manual mode's background watchdog.
@@ -17,9 +19,12 @@ public struct TimerID: Hashable, Sendable, CustomStringConvertible {
 /// One arming of a timer: its name and a generation. Re-arming a timer gives it a new
 /// generation, so a fire from an earlier arming is recognised as stale and ignored.
 public struct PolicyTimer: Hashable, Sendable, CustomStringConvertible {
+    /// Which timer.
     public let id: TimerID
+    /// Which arming of it: a fire whose generation is not the latest is stale.
     public let generation: UInt64
 
+    /// The `generation`th arming of timer `id`.
     public init(id: TimerID, generation: UInt64) {
         self.id = id
         self.generation = generation
@@ -32,6 +37,7 @@ public struct PolicyTimer: Hashable, Sendable, CustomStringConvertible {
 public struct TimerGenerations: Hashable, Sendable {
     private var next: UInt64 = 1
 
+    /// Generations starting from zero for every timer.
     public init() {}
 
     /// A fresh arming of the timer `id`.

@@ -21,6 +21,7 @@ public import SDK
 public final class ConditionsDriver: DeviceConditionsSource {
     private let source: ManualConditionsSource
 
+    /// A driver that starts with `conditions`.
     public init(_ conditions: DeviceConditions = .unconstrained) {
         source = ManualConditionsSource(conditions)
     }

@@ -14,6 +14,7 @@ public final class CountingTransport: Transport {
     private let base: any Transport
     private let state = Locked(State())
 
+    /// Counts the sockets `base` opens.
     public init(_ base: any Transport) { self.base = base }
 
     /// Sockets open now.

@@ -17,6 +17,7 @@ public import SDK
 public final class LifecycleDriver: LifecycleSource {
     private let source: ManualLifecycleSource
 
+    /// A driver that starts in `initialState`.
     public init(initialState: AppLifecycleState = .active) {
         source = ManualLifecycleSource(initialState: initialState)
     }

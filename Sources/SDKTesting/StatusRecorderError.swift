@@ -11,6 +11,7 @@ public struct StatusRecorderError: Error, CustomStringConvertible {
         case timedOut(after: Duration)
     }
 
+    /// Why the wait failed.
     public let reason: Reason
     /// What the wait was for (a status, or "a status matching the predicate").
     public let expected: String
@@ -20,6 +21,7 @@ public struct StatusRecorderError: Error, CustomStringConvertible {
     public let history: [ConnectionStatus]
     /// Where the wait was called.
     public let file: String
+    /// The line of the wait that failed.
     public let line: UInt
 
     init(reason: Reason, expected: String, passed: [ConnectionStatus], history: [ConnectionStatus], file: StaticString, line: UInt) {

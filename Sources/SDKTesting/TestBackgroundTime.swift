@@ -21,6 +21,7 @@ public final class TestBackgroundTime: BackgroundTimeProvider {
 
     private let state = Locked(State())
 
+    /// Background time that nothing holds yet.
     public init() {}
 
     /// Grants held now (a correct session: 0 or 1).

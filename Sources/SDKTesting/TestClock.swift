@@ -39,6 +39,7 @@ public final class TestClock: Clock, Sendable {
         /// The time since the clock started.
         public var offset: Duration
 
+        /// The instant `offset` after the clock's start.
         public init(offset: Duration) { self.offset = offset }
 
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
@@ -68,6 +69,7 @@ public final class TestClock: Clock, Sendable {
     private let state = Locked(TestClockState())
     private let tracker: Tracker
 
+    /// A clock at its start, which moves only when a test moves it.
     public init() {
         tracker = Tracker(state)
     }

@@ -51,6 +51,7 @@ public final class TestConnection: ManagedConnection {
 
     private let state = Locked(State())
 
+    /// A connection that is open, with nothing sent or received yet.
     public init() {}
 
     /// What the next opens do, in order; after these, opens succeed.

@@ -12,6 +12,7 @@ public struct WaitTimeout: Error, CustomStringConvertible {
     public let patience: Duration
     /// Where the wait was called.
     public let file: String
+    /// The line of the wait that gave up.
     public let line: UInt
 
     package init(expected: String, found: String, patience: Duration, file: String, line: UInt) {

@@ -20,6 +20,7 @@ public import ConnectionPolicy
 /// }
 /// ```
 public actor ConnectionController {
+    /// Your client's connection, which the controller opens and closes as the policy decides.
     public nonisolated let connection: any ManagedConnection
     nonisolated let clock: SessionClock
     nonisolated let lifecycleSource: (any LifecycleSource)?

@@ -18,12 +18,15 @@ public protocol BackgroundTimeProvider: Sendable {
 
 /// Background time held: end it once, when the work is done.
 public protocol BackgroundTimeGrant: Sendable {
+    /// Ends the background time: call it once the work it covered is done (ending twice does
+    /// nothing).
     func end()
 }
 
 /// Asks for nothing: where the OS does not suspend an app in the background the way iOS does
 /// (macOS, Linux), and the default.
 public struct NoBackgroundTime: BackgroundTimeProvider {
+    /// Background time that holds nothing (every platform but iOS, and tests that do not count it).
     public init() {}
 
     public func begin(_ name: String, expired: @escaping @Sendable () -> Void) -> any BackgroundTimeGrant {

@@ -13,6 +13,7 @@ public struct LifecycleNotificationMapping: Sendable, Hashable {
     /// The state each notification announces.
     public var states: [Notification.Name: AppLifecycleState]
 
+    /// A mapping from each notification to the state it means.
     public init(_ states: [Notification.Name: AppLifecycleState]) {
         self.states = states
     }

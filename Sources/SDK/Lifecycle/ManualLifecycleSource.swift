@@ -5,6 +5,7 @@ public import ConnectionPolicy
 public final class ManualLifecycleSource: LifecycleSource {
     private let hub: ChangeHub<AppLifecycleState>
 
+    /// A source that starts in `initialState` and changes only when you call `send(_:)`.
     public init(initialState: AppLifecycleState = .active) {
         hub = ChangeHub(initialState)
     }

@@ -15,6 +15,8 @@ public final class NotificationLifecycleSource: LifecycleSource {
         let token: any NSObjectProtocol
     }
 
+    /// A source that listens on `center` for the notifications `mapping` names, starting in
+    /// `initialState`.
     public init(center: NotificationCenter = .default, mapping: LifecycleNotificationMapping, initialState: AppLifecycleState = .active) {
         let hub = ChangeHub(initialState)
         self.hub = hub

@@ -3,7 +3,16 @@
 /// These five levels are all there will be.
 @frozen
 public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConvertible {
-    case debug, info, notice, warning, error
+    /// Detail for following one session step by step.
+    case debug
+    /// What the session did: connected, subscribed, recovered.
+    case info
+    /// Something an app should know about, that the session handles (a reconnect, a gap).
+    case notice
+    /// Something that went wrong and was handled (a refused publish, a malformed frame).
+    case warning
+    /// Something the session could not handle (rejected credentials, a store it cannot write).
+    case error
 
     public static func < (lhs: LogLevel, rhs: LogLevel) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -20,7 +29,9 @@ public enum LogLevel: Int, Comparable, Sendable, CaseIterable, CustomStringConve
 
 /// One thing the session did, and why. Never holds a credential.
 public struct LogRecord: Sendable, CustomStringConvertible {
+    /// How important the line is.
     public let level: LogLevel
+    /// The line itself: credentials are already redacted.
     public let message: String
 
     public var description: String { "[\(level)] \(message)" }
@@ -29,9 +40,11 @@ public struct LogRecord: Sendable, CustomStringConvertible {
 /// Where the session's log goes: records at or above `minimumLevel` are handed to `sink`.
 /// The default is `os.Logger` (subsystem "Tether") on Apple platforms and silence elsewhere.
 public struct SessionLogger: Sendable {
+    /// The least important level this logger passes to its sink.
     public let minimumLevel: LogLevel
     let sink: (@Sendable (LogRecord) -> Void)?
 
+    /// A logger that hands every line at `minimumLevel` or above to `sink`.
     public init(minimumLevel: LogLevel = .info, sink: @escaping @Sendable (LogRecord) -> Void) {
         self.minimumLevel = minimumLevel
         self.sink = sink

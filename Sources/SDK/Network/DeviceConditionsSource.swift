@@ -17,6 +17,7 @@ public protocol DeviceConditionsSource: Sendable {
 public final class ManualConditionsSource: DeviceConditionsSource {
     private let hub: ChangeHub<DeviceConditions>
 
+    /// A source that starts with `conditions` and changes only when you call `send(_:)`.
     public init(_ conditions: DeviceConditions = .unconstrained) {
         hub = ChangeHub(conditions)
     }

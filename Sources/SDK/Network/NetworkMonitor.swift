@@ -12,6 +12,7 @@ public protocol NetworkMonitor: Sendable {
 public final class ManualNetworkMonitor: NetworkMonitor {
     private let hub: ChangeHub<Bool>
 
+    /// A monitor that starts reachable (or not) and changes only when you say so.
     public init(isReachable: Bool = true) {
         hub = ChangeHub(isReachable)
     }

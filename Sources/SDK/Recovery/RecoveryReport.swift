@@ -38,13 +38,17 @@ public struct RecoveryReport: Hashable, Sendable, CustomStringConvertible {
     /// These two cases are all there will be.
     @frozen
     public enum Outcome: Hashable, Sendable {
+        /// The step succeeded.
         case succeeded
+        /// The step failed, and why.
         case failed(String)
     }
 
     /// One step of the recovery.
     public struct Step: Hashable, Sendable, CustomStringConvertible {
+        /// Which step.
         public var id: RecoveryStepID
+        /// How it ended.
         public var outcome: Outcome
         /// Attempts made (0 for a step that failed because a prerequisite did).
         public var attempts: Int
@@ -60,6 +64,7 @@ public struct RecoveryReport: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What started the recovery.
     public var trigger: Trigger
     /// From the trigger to fully recovered, on the session's clock.
     public var duration: Duration

@@ -1,8 +1,10 @@
 /// Names a significant step the session replays after every reconnect: the connection, the
 /// authentication, each subscription, and steps the app adds.
 public struct RecoveryStepID: Hashable, Sendable, CustomStringConvertible, Comparable {
+    /// The step's name.
     public let rawValue: String
 
+    /// A step named `rawValue`.
     public init(rawValue: String) { self.rawValue = rawValue }
 
     /// The socket is open.

@@ -15,6 +15,7 @@ public struct PublishReceipt: Hashable, Sendable, CustomStringConvertible {
         case sentUnconfirmed
     }
 
+    /// Whether the server confirmed the publish.
     public var confirmation: Confirmation
     /// Where the message stands in its channel's stream, where the server said (Tether).
     public var position: StreamPosition?
@@ -28,10 +29,12 @@ public struct PublishReceipt: Hashable, Sendable, CustomStringConvertible {
     /// some); on Socket.IO the ack's arguments.
     public var response: JSONValue?
 
+    /// A receipt with a sequence number (for tests and custom protocols).
     public init(_ confirmation: Confirmation, sequence: UInt64? = nil, response: JSONValue? = nil) {
         self.init(confirmation, position: sequence.map(StreamPosition.sequence), response: response)
     }
 
+    /// A receipt with a stream position (for tests and custom protocols).
     public init(_ confirmation: Confirmation, position: StreamPosition?, response: JSONValue? = nil) {
         self.confirmation = confirmation
         self.position = position

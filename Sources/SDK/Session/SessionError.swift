@@ -54,13 +54,16 @@ public struct SessionError: Error, Hashable, Sendable, CustomStringConvertible {
         public var description: String { wrapped.rawValue }
     }
 
+    /// What kind of failure: `switch` over it with a `default`.
     public let code: Code
+    /// What happened, in words for a log (credentials are redacted).
     public let message: String
     /// The disconnect reason, for ``Code/disconnected``.
     public let reason: DisconnectReason?
     /// The server's error reply, for ``Code/rejected``.
     public let serverError: ServerError?
 
+    /// An error with its code and message, and the disconnect or server error behind it.
     public init(_ code: Code, _ message: String, reason: DisconnectReason? = nil, serverError: ServerError? = nil) {
         self.code = code
         self.message = message

@@ -34,6 +34,7 @@ extension AppSettings {
         var subscriberBufferBytes = 8 << 20
         var subscriberStallTimeout: Duration = .seconds(60)
 
+        /// A builder with every setting at its default: set the server URL, then build.
         public init() {}
 
         /// The WebSocket endpoint, `wss://host[:port]/` (or `ws://` for loopback).

@@ -27,9 +27,12 @@ public struct SettingsError: Error, Hashable, Sendable, CustomStringConvertible 
         public var description: String { wrapped.rawValue }
     }
 
+    /// Which setting was invalid.
     public let code: Code
+    /// What was wrong with it, in words.
     public let message: String
 
+    /// An error with its code and message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

@@ -36,10 +36,12 @@ public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConverti
         public var description: String { rawValue }
     }
 
+    /// What the timer is for.
     public let kind: Kind
     /// Its name, as logs show it.
     public let name: String
 
+    /// A timer of `kind`, named `name`.
     public init(_ kind: Kind, name: String) {
         self.kind = kind
         self.name = name
@@ -50,15 +52,25 @@ public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConverti
     /// A protocol's own timer, by name.
     public static func protocolTimer(_ name: String) -> SessionTimer { SessionTimer(.protocolTimer, name: name) }
 
+    /// Manual mode's background watchdog.
     public static let watchdog = policy(.watchdog)
+    /// The wait before the next reconnect attempt.
     public static let reconnect = policy(.reconnect)
+    /// Auto mode's grace after the app leaves the foreground.
     public static let backgroundGrace = policy(.backgroundGrace)
+    /// The deadline for an attempt to open and authenticate.
     public static let connectTimeout = SessionTimer(.connectTimeout, name: "connect-timeout")
+    /// A request waiting for its reply.
     public static let request = SessionTimer(.request, name: "request")
+    /// An app-defined recovery step's timeout.
     public static let recoveryStep = SessionTimer(.recoveryStep, name: "recovery-step")
+    /// The oldest publish waiting in the outbox.
     public static let outbox = SessionTimer(.outboxDeadline, name: "outbox")
+    /// A background refresh's deadline.
     public static let refresh = SessionTimer(.refreshDeadline, name: "refresh")
+    /// The session's heartbeat.
     public static let heartbeat = SessionTimer(.heartbeat, name: "heartbeat")
+    /// The check for subscribers that stopped reading.
     public static let subscriberStall = SessionTimer(.subscriberStall, name: "subscriber-stall")
 
     public static func < (lhs: SessionTimer, rhs: SessionTimer) -> Bool { lhs.name < rhs.name }

@@ -23,10 +23,13 @@ public struct EarlierPublish: Sendable, Hashable, Identifiable, CustomStringConv
 
     /// Its idempotency key: the same for every send of it, across launches.
     public let id: String
+    /// The channel it was published to.
     public let channel: String
+    /// The data that was published.
     public let data: JSONValue
     /// When the app made it (wall clock).
     public let createdAt: Date
+    /// Where it stands now.
     public var state: State
 
     public var description: String { "publish \(id) to \(channel): \(state)" }

@@ -36,6 +36,8 @@ public struct StoredRecords: Sendable, Equatable {
     /// publishes among them for the app (``StoreLoss/uncertainPublishes``).
     public var salvaged: [Data]
 
+    /// What a store read: the `records`, what was lost on the way (`loss`), and records it saved
+    /// from a damaged file (`salvaged`).
     public init(records: [Data], loss: StoreLoss? = nil, salvaged: [Data] = []) {
         self.records = records
         self.loss = loss
@@ -59,6 +61,7 @@ public struct StoreLoss: Sendable, Equatable, CustomStringConvertible {
     /// beyond the damage holds it. Filled in by the session.
     public var uncertainPublishes: [String] = []
 
+    /// A loss of `bytes` for `reason`, with where the damaged file was kept.
     public init(bytes: Int, reason: String, damagedCopy: URL? = nil) {
         self.bytes = bytes
         self.reason = reason

@@ -29,9 +29,12 @@ public struct SessionStoreError: Error, Hashable, Sendable, CustomStringConverti
         public var description: String { wrapped.rawValue }
     }
 
+    /// What kind of failure.
     public let code: Code
+    /// What happened, in words.
     public let message: String
 
+    /// An error with its code and message.
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message

@@ -20,6 +20,7 @@ public struct ServerTrustChallenge {
         self.serverTrust = serverTrust
     }
     #else
+    /// A challenge from `host` on `port`: on platforms without Security (Linux) there is no `SecTrust`.
     public init(host: String, port: Int) {
         self.host = host
         self.port = port

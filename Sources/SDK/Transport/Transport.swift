@@ -5,7 +5,9 @@ public import Foundation
 /// A WebSocket message is text or binary; these two cases are all there will be.
 @frozen
 public enum TransportFrame: Hashable, Sendable {
+    /// A text message (UTF-8).
     case text(String)
+    /// A binary message.
     case binary([UInt8])
 
     /// The payload's size in bytes.
@@ -142,11 +144,14 @@ public struct TransportError: Error, Hashable, Sendable, CustomStringConvertible
         public var description: String { wrapped.rawValue }
     }
 
+    /// What kind of failure: `switch` over it with a `default`.
     public let code: Code
+    /// What happened, in words.
     public let message: String
     /// For a refused upgrade: the HTTP status the server answered (403, 404, 503, …).
     public let httpStatus: Int?
 
+    /// An error with its code, its message, and the HTTP status of a refused upgrade.
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil) {
         self.code = code
         self.message = message

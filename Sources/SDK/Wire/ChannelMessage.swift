@@ -6,6 +6,7 @@
 /// numbers each subscription's deliveries itself (1, 2, …, continuing across reconnects), so a
 /// resume's catch-up is counted — numbers local to this session, not the broker's.
 public struct ChannelMessage: Hashable, Sendable {
+    /// The channel it was published on.
     public var channel: String
     /// Where the message stands in its channel's stream, in the protocol's own terms (`nil`
     /// where the protocol places messages nowhere: graphql-transport-ws, Socket.IO).
@@ -25,10 +26,12 @@ public struct ChannelMessage: Hashable, Sendable {
     /// when the app asks its ``Subscription`` for the next one.
     public var isRedelivery = false
 
+    /// A message on `channel` with its sequence number (for tests and custom protocols).
     public init(channel: String, sequence: UInt64?, data: JSONValue) {
         self.init(channel: channel, position: sequence.map(StreamPosition.sequence), data: data)
     }
 
+    /// A message on `channel` at `position` (for tests and custom protocols).
     public init(channel: String, position: StreamPosition?, data: JSONValue) {
         self.channel = channel
         self.position = position

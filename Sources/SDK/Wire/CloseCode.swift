@@ -5,8 +5,10 @@ import Foundation
 /// 4xxx constants below are Tether's, `docs/PROTOCOL.md`; graphql-transport-ws gives 4429 another
 /// meaning): see `docs/PROTOCOLS.md`.
 public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
+    /// The code's number.
     public let rawValue: UInt16
 
+    /// A close code by its number (RFC 6455 §7.4).
     public init(_ rawValue: UInt16) { self.rawValue = rawValue }
 
     /// 1000: the connection did what it was for.

@@ -24,14 +24,18 @@ public struct JSONNumber: Hashable, Sendable, CustomStringConvertible {
 
     init(storage: Storage) { self.storage = storage }
 
+    /// An integer.
     public init(_ value: Int) { storage = .int(Int64(value)) }
 
+    /// A 64-bit integer.
     public init(_ value: Int64) { storage = .int(value) }
 
+    /// An unsigned 64-bit integer.
     public init(_ value: UInt64) {
         storage = value <= UInt64(Int64.max) ? .int(Int64(value)) : .uint(value)
     }
 
+    /// A floating-point number (NaN and infinities cannot be sent: JSON has no way to write them).
     public init(_ value: Double) {
         if !value.isFinite {
             storage = .nonFinite(value)

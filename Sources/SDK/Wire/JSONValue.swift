@@ -6,11 +6,17 @@
 /// JSON's own kinds of value; these cases are all there will be.
 @frozen
 public enum JSONValue: Hashable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, kept exactly as it was written.
     case number(JSONNumber)
+    /// A string.
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object.
     case object([String: JSONValue])
 
     /// The string, if this is one.
@@ -76,11 +82,17 @@ extension JSONValue: ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, Expre
 }
 
 extension JSONValue {
+    /// A number from an `Int`.
     public init(_ value: Int) { self = .number(JSONNumber(value)) }
+    /// A number from an `Int64`.
     public init(_ value: Int64) { self = .number(JSONNumber(value)) }
+    /// A number from a `UInt64`.
     public init(_ value: UInt64) { self = .number(JSONNumber(value)) }
+    /// A number from a `Double`.
     public init(_ value: Double) { self = .number(JSONNumber(value)) }
+    /// A string.
     public init(_ value: String) { self = .string(value) }
+    /// A Boolean.
     public init(_ value: Bool) { self = .bool(value) }
 }
 

@@ -4,6 +4,7 @@ public struct Secret: Hashable, Sendable, CustomStringConvertible, CustomDebugSt
     /// The value itself: read it only to put it on the wire.
     public let revealedValue: String
 
+    /// A secret holding `value`.
     public init(_ value: String) { self.revealedValue = value }
 
     public var description: String { "<redacted>" }

@@ -7,6 +7,7 @@ public struct ServerError: Error, Hashable, Sendable, CustomStringConvertible {
     /// What went wrong, for people.
     public var message: String
 
+    /// An error answering request `id` (`nil`: no request), with the server's code and message.
     public init(id: RequestID?, code: String, message: String) {
         self.id = id
         self.code = code

@@ -13,6 +13,7 @@ public struct Topic: Hashable, Sendable, CustomStringConvertible {
     /// What the protocol needs beyond the name.
     public var options: JSONValue?
 
+    /// A topic named `name`, with what its protocol sends when subscribing (`options`).
     public init(_ name: String, options: JSONValue? = nil) {
         self.name = name
         self.options = options

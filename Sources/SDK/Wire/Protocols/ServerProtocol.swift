@@ -123,6 +123,7 @@ public struct SocketIOEvents: Hashable, Sendable {
     /// The member of a message's payload that names its room.
     public var channelKey: String
 
+    /// The event names your server uses: each has Socket.IO's conventional default.
     public init(join: String = "join", leave: String = "leave", publish: String = "publish", message: String = "message", channelKey: String = "room") {
         self.join = join
         self.leave = leave

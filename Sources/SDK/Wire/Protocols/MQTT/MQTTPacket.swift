@@ -2,7 +2,9 @@
 ///
 /// An input you choose; a later release may add a version, so a `switch` over it needs a `default`.
 public enum MQTTVersion: UInt8, Hashable, Sendable, CustomStringConvertible {
+    /// MQTT 3.1.1 (protocol level 4).
     case v3_1_1 = 4
+    /// MQTT 5.0 (protocol level 5).
     case v5 = 5
 
     public var description: String { self == .v5 ? "MQTT 5" : "MQTT 3.1.1" }

@@ -11,6 +11,7 @@ public struct PresenceView: Hashable, Sendable {
     /// The metas of each key present (never empty).
     public private(set) var members: [String: [JSONValue]]
 
+    /// A view of `members`: each key's metas.
     public init(members: [String: [JSONValue]] = [:]) {
         self.members = members.filter { !$0.value.isEmpty }
     }

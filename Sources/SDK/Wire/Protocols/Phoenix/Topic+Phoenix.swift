@@ -34,6 +34,7 @@ public struct SupabaseChannelConfig: Hashable, Sendable {
     /// still brings the database's broadcasts, and the channel is named for refetch.
     public var broadcastOrigin: SupabaseBroadcastOrigin
 
+    /// A channel's configuration; every argument's default is Supabase's own.
     public init(
         receivesOwnBroadcasts: Bool = false, acknowledgesBroadcasts: Bool = false, presenceKey: String = "",
         postgresChanges: [PostgresChangeFilter] = [], isPrivate: Bool = false, replayLimit: Int? = nil,
@@ -83,11 +84,15 @@ public enum SupabaseBroadcastOrigin: Hashable, Sendable {
 public struct PostgresChangeFilter: Hashable, Sendable {
     /// `*`, `INSERT`, `UPDATE` or `DELETE`.
     public var event: String
+    /// The database schema (default `public`).
     public var schema: String
+    /// The table; `nil` for every table in the schema.
     public var table: String?
     /// A row filter (`id=eq.1`).
     public var filter: String?
 
+    /// Changes of `event` (`INSERT`, `UPDATE`, `DELETE`, `*`) in `schema`.`table`, filtered by
+    /// `filter` (Supabase's syntax, `id=eq.1`).
     public init(event: String = "*", schema: String = "public", table: String? = nil, filter: String? = nil) {
         self.event = event
         self.schema = schema
