@@ -1,14 +1,13 @@
 #!/usr/bin/env python3
 """Lists the public symbols of the library products that have no documentation comment, from
-the compiler's symbol graphs (argument 1: their folder). A symbol that implements a protocol's
+the compiler's symbol graphs (the arguments: their folders). A symbol that implements a protocol's
 requirement (`sourceOrigin`, e.g. `description`, `Clock.now`) takes that requirement's
 documentation, as DocC shows it; synthesized symbols are the compiler's. Exits 1 when any is
 left, naming each with its file and line."""
 import json, pathlib, sys
 
-folder = pathlib.Path(sys.argv[1])
 missing = []
-for graph in sorted(folder.glob("*.symbols.json")):
+for graph in sorted(g for folder in sys.argv[1:] for g in pathlib.Path(folder).glob("*.symbols.json")):
     data = json.loads(graph.read_text())
     inherited = {r["source"] for r in data["relationships"] if "sourceOrigin" in r}
     for symbol in data["symbols"]:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes every Swift code block of the README, docs/*.md and the doc comments in Sources/ into
+"""Writes every Swift code block of the README, docs/*.md, the DocC articles and the doc comments in Sources/ into
 a throw-away package (argument 1), so `swift build --build-tests` there compiles them all.
 
 Each block becomes a file of its own, named after where it came from:
@@ -80,7 +80,7 @@ def place(name, code):
     function = re.sub(r"\W", "_", name)
     return "Sources/Snippets", header + f"func snippet_{function}() async throws {{\n{body}\n}}\n"
 
-sources = [(p, blocks_in_markdown(p)) for p in [root / "README.md", *sorted((root / "docs").glob("*.md"))]]
+sources = [(p, blocks_in_markdown(p)) for p in [root / "README.md", *sorted((root / "docs").glob("*.md")), *sorted((root / "Sources").glob("*/*.docc/*.md"))]]
 sources += [(p, blocks_in_doc_comments(p)) for p in sorted((root / "Sources").rglob("*.swift"))]
 count = 0
 for path, blocks in sources:

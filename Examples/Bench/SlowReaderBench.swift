@@ -6,7 +6,7 @@ import SDKTesting
 /// (about 220 bytes each) for `seconds`, while its only subscriber reads at half that rate; then
 /// the publisher stops and the subscriber reads the rest at full speed. The subscriber is held
 /// back at its bound and caught up from the server each time it has read half
-/// (docs/FLOW-CONTROL.md). Checks that it got every message, in order, once, and measures the
+/// (Sources/SDK/SDK.docc/FlowControl.md). Checks that it got every message, in order, once, and measures the
 /// process's resident memory growth and how many times it was held back. The server (in the
 /// bench's process) keeps every message (`retention`), so its memory is in the figure too.
 struct SlowReaderBench {

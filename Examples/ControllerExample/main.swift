@@ -7,7 +7,7 @@ import SDKTesting
 // swift run controller-example
 // Tether's policies in front of a client the app already has: `ReferenceChatClient`, a bare
 // swift-nio WebSocket client (no Session), driven by a ConnectionController against the
-// embedded reference server on loopback, through seed 004's Auto and Manual tables. Each line
+// embedded reference server on loopback, through the Auto and Manual tables of "The two modes". Each line
 // is a check; the last says how many passed. Ends within 60 s whatever happens.
 
 final class Checks: Sendable {
@@ -31,7 +31,7 @@ func roundTrip(_ server: RealtimeServer, _ messages: inout AsyncStream<ChannelMe
     return await messages.next()?.data == .string(text)
 }
 
-/// Seed 004, Auto mode.
+/// "The two modes", Auto mode.
 func autoTable(_ server: RealtimeServer, _ url: URL, _ checks: Checks, _ backoff: Backoff) async throws {
     print("== Auto mode: connected in the foreground, disconnected at once in the background")
     let client = ReferenceChatClient(url: url, token: "example-token")
@@ -55,7 +55,7 @@ func autoTable(_ server: RealtimeServer, _ url: URL, _ checks: Checks, _ backoff
     checks.check(await client.mostOpenSockets == 1, "never two sockets at once")
 }
 
-/// Seed 004, Manual mode (a 2 s window instead of 30 s).
+/// "The two modes", Manual mode (a 2 s window instead of 30 s).
 func manualTable(_ server: RealtimeServer, _ url: URL, _ checks: Checks, _ backoff: Backoff) async throws {
     print("== Manual mode: the app connects; in the background a watchdog closes unless pinged")
     let client = ReferenceChatClient(url: url, token: "example-token")

@@ -37,7 +37,7 @@ public struct PolicyTimer: Hashable, Sendable, CustomStringConvertible {
 public struct TimerGenerations: Hashable, Sendable {
     private var next: UInt64 = 1
 
-    /// Generations starting from zero for every timer.
+    /// Generations from 1, one sequence for all of a policy's timers.
     public init() {}
 
     /// A fresh arming of the timer `id`.

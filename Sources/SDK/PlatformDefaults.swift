@@ -35,7 +35,7 @@ public enum PlatformDefaults {
     }
 
     /// The device's conditions from `NWPathMonitor` and `ProcessInfo` on Apple platforms
-    /// (``SystemConditionsSource``); elsewhere (Linux) a manual source that changes only when
+    /// (`SystemConditionsSource` (Apple platforms only)); elsewhere (Linux) a manual source that changes only when
     /// told. A session given this and no network monitor takes reachability from it too.
     public static func conditionsSource() -> any DeviceConditionsSource {
         #if canImport(Network)

@@ -1,7 +1,7 @@
 public import Foundation
 public import SDK
 
-/// A ``SessionStore`` in memory, for tests: it can be killed as a crash would kill the app, and
+/// A `SessionStore` in memory, for tests: it can be killed as a crash would kill the app, and
 /// what it kept handed to the next launch's session (``relaunched()``). It counts its writes (a
 /// burst of publishes should be one append, not one each), and can be made to fail as a disk
 /// would (full, not readable yet).

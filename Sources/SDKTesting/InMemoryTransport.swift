@@ -3,7 +3,7 @@ public import SDK
 
 /// A transport whose connections reach a ``TestServer`` in memory. Like the world, it refuses
 /// what a correct session never does: a second socket while one is open throws
-/// ``TransportError/Code/alreadyConnected`` and is counted in ``doubleSocketAttempts``.
+/// `TransportError.Code.alreadyConnected` and is counted in ``doubleSocketAttempts``.
 public final class InMemoryTransport: Transport, ActivityCountingTransport {
     private struct State {
         var open = 0
@@ -37,7 +37,7 @@ public final class InMemoryTransport: Transport, ActivityCountingTransport {
 
     /// Returns once exactly `count` sockets of this transport are open (at once if they are):
     /// the transport counts a socket from its open until the session closed it, which can be a
-    /// moment after the server saw it go (``TestServer/waitForOpenConnections(_:)``).
+    /// moment after the server saw it go (``TestServer/waitForOpenConnections(_:patience:file:line:)``).
     /// Throws ``WaitTimeout`` after `patience` of real time without it.
     public func waitForOpenConnections(
         _ count: Int, patience: Duration = .seconds(10), file: StaticString = #fileID, line: UInt = #line

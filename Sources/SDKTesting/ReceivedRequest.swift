@@ -18,7 +18,7 @@ public import SDK
 public enum ReceivedRequest: Hashable, Sendable, CustomStringConvertible {
     /// The credentials the app presented: in the upgrade request (`Authorization`), or in its
     /// first message to a server that reads them there; `nil` when it presented none. A
-    /// ``Secret`` never shows its value in a description; compare it with `Secret("token")`.
+    /// `Secret` never shows its value in a description; compare it with `Secret("token")`.
     case credentials(Secret?)
     /// A subscribe to `channel`, asking for what came after `position` (`nil`: from now on).
     /// The subscriptions an upgrade request carried count too, in the order it named them.

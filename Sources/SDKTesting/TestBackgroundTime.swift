@@ -1,6 +1,6 @@
 public import SDK
 
-/// A scriptable ``BackgroundTimeProvider``: counts what is asked for and ended, expires the
+/// A scriptable `BackgroundTimeProvider`: counts what is asked for and ended, expires the
 /// held time on demand (as iOS does when the budget runs out), and records anything a correct
 /// session never does — ending a grant twice.
 public final class TestBackgroundTime: BackgroundTimeProvider {

@@ -1,9 +1,9 @@
 public import ConnectionPolicy
 public import SDK
 
-/// A ``ManagedConnection`` for tests of a ``ConnectionController``: it opens at once unless told
+/// A `ManagedConnection` for tests of a `ConnectionController`: it opens at once unless told
 /// otherwise (``script(_:)``: fail, hang until cancelled, hang past cancellation), counts every
-/// open and close, and lets a test drop the connection (``drop(_:)``) or report on an attempt
+/// open and close, and lets a test drop the connection (``drop(_:disposition:)``) or report on an attempt
 /// the way a misbehaving client would (``report(lost:on:)``, ``openLate(_:)``). Waits are
 /// signals, never polls.
 ///

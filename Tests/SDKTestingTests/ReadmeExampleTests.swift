@@ -4,8 +4,9 @@ import SDK
 import SDKTesting
 import Testing
 
-// The host-app tests the README shows, verbatim: if this stops compiling or passing, the README
-// is wrong (and ReadmeSourceTests fails when the two drift apart).
+// The host-app tests the "Testing your app" article (SDKTesting's documentation, once the README's
+// section) shows, verbatim: if this stops compiling or passing, the article is wrong (and
+// ReadmeSourceTests fails when the two drift apart).
 @Suite("README example", .timeLimit(.minutes(1)))
 struct ReadmeExampleTests {
     @Test func backgroundDisconnectsForegroundReconnects() async throws {
@@ -104,12 +105,12 @@ struct StayConnected: SessionPolicy {
     func networkReachabilityChanged(isReachable: Bool) -> [PolicyAction] { isReachable ? [.openConnection] : [] }
 }
 
-/// The README's examples are these tests, verbatim: this one fails when they drift apart.
+/// The article's examples are these tests, verbatim: this one fails when they drift apart.
 @Suite("README examples match the README")
 struct ReadmeSourceTests {
     @Test func testsAreTheReadmesCode() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: root.appendingPathComponent("Sources/SDKTesting/SDKTesting.docc/TestingYourApp.md"), encoding: .utf8)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let unindented = source.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix("    ") ? $0.dropFirst(4) : $0 }.joined(separator: "\n")
         for name in ["backgroundDisconnectsForegroundReconnects", "backgroundTimeIsHeldThenExpires", "backgroundThenForegroundCatchesUpThenNothingMore", "customPolicyStaysConnectedInTheBackground",

@@ -70,7 +70,7 @@ extension ConnectionController {
     /// How the app's client should check that its connection is alive, as the policy decides
     /// it under the conditions now. The controller has no heartbeat of its own (the client
     /// keeps itself alive): a policy that wants one says so in
-    /// ``SessionPolicy/liveness(proposed:in:)``, and the app applies it to its client.
+    /// `SessionPolicy.liveness(proposed:in:)`, and the app applies it to its client.
     public var liveness: Liveness { runtime.control.liveness }
 
     /// The controller runs no heartbeat: ``liveness`` is there for the app to read.

@@ -1,15 +1,15 @@
 public import ConnectionPolicy
 
-/// Tether's connection policies for the client an app already has: runs a ``SessionPolicy``
-/// (``AutoPolicy``, ``ManualPolicy`` or the app's own) against a ``ManagedConnection``, and brings
+/// Tether's connection policies for the client an app already has: runs a `SessionPolicy`
+/// (`AutoPolicy`, `ManualPolicy` or the app's own) against a ``ManagedConnection``, and brings
 /// everything that is not protocol — the lifecycle source, the network monitor, the clock and
 /// timers, backoff and what is worth retrying, the connect timeout, never two opens at once, an
 /// open in flight cancelled when the policy stops wanting it, background execution time, status
 /// with a reason for every disconnect, logging.
 ///
 /// Every input (host calls, lifecycle, network, timers, the client's reports) goes through one
-/// funnel read by ``run()``; the decisions are ``ConnectionControl``'s, the state machine
-/// ``Session`` runs too.
+/// funnel read by ``run()``; the decisions are made by the same state machine that
+/// ``Session`` runs.
 ///
 /// ```swift
 /// func startRealtime(with client: some ManagedConnection) -> ConnectionController {
@@ -56,7 +56,7 @@ public actor ConnectionController {
     ///
     /// - Parameters:
     ///   - connection: the app's client.
-    ///   - policy: when to be connected (``AutoPolicy``, ``ManualPolicy``, or the app's own).
+    ///   - policy: when to be connected (`AutoPolicy`, `ManualPolicy`, or the app's own).
     ///   - clock: the clock timers run on (a test clock in tests).
     ///   - lifecycle: where lifecycle changes come from; `nil` to report them with
     ///     ``setAppState(_:)`` only (it then starts `active`).
@@ -74,6 +74,7 @@ public actor ConnectionController {
     ///     ones, such as rejected credentials).
     ///   - ping: what ``ping()`` does on the client (its own ping, awaited up to `pingTimeout`);
     ///     `nil`: nothing beyond telling the policy (Manual's watchdog).
+    ///   - pingTimeout: how long ``ping()`` waits for the client's ping (default 10 s).
     ///   - logger: where decisions are logged.
     public init(
         connection: any ManagedConnection,

@@ -23,7 +23,7 @@ package enum ControlTimer: Hashable, Sendable, CustomStringConvertible {
 
 /// Why the state machine lets go of an attempt's connection.
 package enum TeardownCause: Hashable, Sendable {
-    /// The policy closed it (``PolicyAction/closeConnection(_:)``).
+    /// The policy closed it (`PolicyAction.closeConnection(_:)`).
     case policyClosed(DisconnectReason)
     /// A new policy took over while it was opening: it decides afresh.
     case policyReplaced

@@ -1,8 +1,8 @@
 public import ConnectionPolicy
 public import Foundation
 
-/// Which notification means which lifecycle state. On Apple platforms ``uiKit``, ``appKit`` and
-/// ``watchKit`` use the frameworks' own notification constants
+/// Which notification means which lifecycle state. On Apple platforms `uiKit`, `appKit` and
+/// `watchKit` use the frameworks' own notification constants
 /// (`LifecycleNotificationMapping+Apple.swift`); the `…ByName` mappings spell the same
 /// notifications by their raw names, so they compile and are tested everywhere, Linux included.
 ///

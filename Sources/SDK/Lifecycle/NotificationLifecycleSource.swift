@@ -37,7 +37,7 @@ public final class NotificationLifecycleSource: LifecycleSource {
 
     public var state: AppLifecycleState { hub.value }
 
-    /// The state now, then every change (seed 003's `stateStream`).
+    /// The state now, then every change.
     public var stateStream: AsyncStream<AppLifecycleState> { hub.values() }
 
     public func deliverChanges(to handler: @escaping @Sendable (AppLifecycleState) async -> Void) async {

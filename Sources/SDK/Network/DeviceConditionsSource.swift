@@ -1,8 +1,8 @@
 public import ConnectionPolicy
 
-/// Where a session learns the device's conditions (``DeviceConditions``): the network path
+/// Where a session learns the device's conditions (`DeviceConditions`): the network path
 /// (reachable, constrained, expensive, its interface), Low Power Mode and the thermal state.
-/// ``SystemConditionsSource`` on Apple platforms; ``ManualConditionsSource`` elsewhere and in
+/// `SystemConditionsSource` on Apple platforms; ``ManualConditionsSource`` elsewhere and in
 /// tests; an app may write its own (a battery level rule, a user's "save data" switch).
 public protocol DeviceConditionsSource: Sendable {
     /// The conditions now, as far as the source knows.

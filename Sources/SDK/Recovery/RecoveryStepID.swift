@@ -29,6 +29,7 @@ public struct RecoveryStepID: Hashable, Sendable, CustomStringConvertible, Compa
 public enum ReplayMode: Hashable, Sendable {
     /// Every step whose prerequisites are done goes out at once (the default).
     case pipelined
-    /// One step at a time, in journal order (seed 002's way; for comparison).
+    /// One step at a time, in journal order, each waiting for the one before (slower: one
+    /// round trip per step; for comparison, and for a server that cannot take a pipeline).
     case sequential
 }

@@ -1,5 +1,5 @@
 extension Session {
-    /// Subscribers `ids` of `name` are at their bound (`docs/FLOW-CONTROL.md`). Where the
+    /// Subscribers `ids` of `name` are at their bound (<doc:FlowControl>). Where the
     /// protocol can send a channel's messages again, each is held back — handed nothing until it
     /// has read half of what it holds, then caught up from the last message it got; a channel
     /// whose every subscriber is held back is left on the server meanwhile. Elsewhere each ends

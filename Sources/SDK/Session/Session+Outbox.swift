@@ -38,7 +38,7 @@ extension Session {
     /// window (120 s on the reference server: keep `outboxTimeout` within it). Protocols without
     /// keys (graphql-transport-ws, Socket.IO) never re-send a publish that went on the wire: one
     /// whose acknowledgement was lost with the connection fails with `connectionLost` ("it may
-    /// have been applied"); unsent ones wait in the outbox as always (see `docs/PROTOCOLS.md`). With graphql-transport-ws, `data` is the mutation:
+    /// have been applied"); unsent ones wait in the outbox as always (see <doc:BackendProtocols>). With graphql-transport-ws, `data` is the mutation:
     /// `{"query", "variables"?}`.
     ///
     /// Without a connection, the publish waits in the bounded outbox and is sent, in order, once

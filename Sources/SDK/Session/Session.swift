@@ -4,12 +4,12 @@ public import ConnectionPolicy
 /// and carries out what the connection policy decides.
 ///
 /// Every input — host calls, lifecycle and network changes, transport events, timer fires —
-/// goes through one function, ``handle(_:)``, which feeds the policy and reconciles what the
+/// goes through one funnel, which feeds the policy and reconciles what the
 /// policy wants with what the socket is doing: never two sockets, an in-flight connect is
 /// cancelled when the policy stops wanting it, a burst of lifecycle flaps converges.
 ///
 /// Run it for its lifetime with ``run()`` (from SwiftUI's `.task`, a service group, or any task
-/// you own), or let it run itself with ``start(settings:transport:clock:lifecycle:network:)``.
+/// you own), or let it run itself with ``start(settings:transport:clock:lifecycle:network:conditions:backgroundTime:)``.
 public actor Session {
     /// The settings the session was made with.
     public nonisolated let settings: AppSettings

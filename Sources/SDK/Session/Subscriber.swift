@@ -2,7 +2,7 @@
 /// unread. The session adds what it hands over; the subscription's iterator takes away what it
 /// reads. A subscriber that would hold more than its bound is handed nothing more
 /// (``offer(_:bytes:limit:byteLimit:)``) until it has read half of what it holds; the session
-/// then catches it up or, where the protocol cannot, ends it (`docs/FLOW-CONTROL.md`).
+/// then catches it up or, where the protocol cannot, ends it (<doc:FlowControl>).
 package struct Subscriber: Sendable {
     /// What a subscriber holds unread, and how far the app got, shared with its ``Subscription``.
     package struct Backlog: Sendable {

@@ -9,7 +9,7 @@
 ///
 /// Iterate it from one task at a time. A new iterator goes on where the last one stopped. A
 /// message counts as finished when the app asks for the next one: with a store, that is where a
-/// relaunch resumes (`docs/DURABILITY.md`).
+/// relaunch resumes (<doc:Durability>).
 public struct Subscription: AsyncSequence, Sendable {
     public typealias Element = ChannelMessage
     public typealias Failure = any Error

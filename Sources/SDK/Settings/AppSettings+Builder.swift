@@ -79,7 +79,7 @@ extension AppSettings {
             return copy
         }
 
-        /// The backoff between failed reconnect attempts (default ``Backoff/standard``).
+        /// The backoff between failed reconnect attempts (default `Backoff.standard`).
         public func reconnectBackoff(_ backoff: Backoff) -> Builder {
             var copy = self
             copy.backoff = backoff
@@ -201,8 +201,8 @@ extension AppSettings {
         }
 
         /// What the session does to save battery and data on a constrained or expensive path,
-        /// in Low Power Mode or on a hot device (default ``PowerSaving/standard``: the foreground
-        /// heartbeat at most doubled, to at most 55 s). ``PowerSaving/off`` keeps the settings'
+        /// in Low Power Mode or on a hot device (default `PowerSaving.standard`: the foreground
+        /// heartbeat at most doubled, to at most 55 s). `PowerSaving.off` keeps the settings'
         /// intervals in every condition.
         public func powerSaving(_ rules: PowerSaving) -> Builder {
             var copy = self
@@ -228,7 +228,7 @@ extension AppSettings {
         /// The protocol the server speaks (default ``ServerProtocol/tether``):
         /// ``ServerProtocol/graphQLTransportWS(initPayload:)`` for Apollo Server, Hasura, Yoga or
         /// Strawberry; ``ServerProtocol/socketIO(events:acknowledgesPublishes:auth:credentialsInQuery:)``
-        /// for a Socket.IO v4 server. See `docs/PROTOCOLS.md` for what each can do.
+        /// for a Socket.IO v4 server. See <doc:BackendProtocols> for what each can do.
         public func serverProtocol(_ serverProtocol: ServerProtocol) -> Builder {
             var copy = self
             copy.serverProtocol = serverProtocol

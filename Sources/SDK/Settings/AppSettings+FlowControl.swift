@@ -4,7 +4,7 @@ extension AppSettings.Builder {
     ///
     /// A subscriber at its bound (this, or ``subscriberBufferBytes(_:)``) is handed nothing more
     /// for a while; the socket, the heartbeat and the channel's other subscribers go on. What it
-    /// gets then depends on the server's protocol (`docs/FLOW-CONTROL.md`):
+    /// gets then depends on the server's protocol (<doc:FlowControl>):
     /// - **Tether's protocol**: nothing is lost. Once it has read half of what it holds it is
     ///   caught up from the last message it got (the resume a reconnect uses), then goes on live:
     ///   every message, in order, once. Only a catch-up past what the server still holds (its

@@ -88,7 +88,7 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     /// may take before the connection is distrusted.
     public let foregroundProbeTimeout: Duration
     /// What the session does to save battery and data when the device asks it to
-    /// (``Builder/powerSaving(_:)``, default ``PowerSaving/standard``).
+    /// (``Builder/powerSaving(_:)``, default `PowerSaving.standard`).
     public let powerSaving: PowerSaving
     /// How many messages one ``Subscription`` may hold unread
     /// (``Builder/subscriberBufferLimit(_:)``, default 10,000).

@@ -4,7 +4,7 @@ public import ConnectionPolicy
 ///
 /// These four cases are all there will be: a `switch` over them needs no `default`. What is
 /// new in a later release (a new way to lose or refuse a connection) comes as a new
-/// ``DisconnectReason`` code, which is the struct that grows.
+/// `DisconnectReason` code, which is the struct that grows.
 @frozen
 public enum ConnectionStatus: Hashable, Sendable, CustomStringConvertible {
     /// Not connected, and not trying: the reason says why (the app's request, the background,

@@ -14,7 +14,7 @@ public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConverti
         /// A kind with this name; Tether arms only the kinds below.
         public init(rawValue: String) { self.rawValue = rawValue }
 
-        /// The policy's (``TimerID``: watchdog, reconnect, background grace, a custom policy's).
+        /// The policy's (`TimerID`: watchdog, reconnect, background grace, a custom policy's).
         public static let policy = Kind(rawValue: "policy")
         /// The deadline for an attempt to open and authenticate.
         public static let connectTimeout = Kind(rawValue: "connectTimeout")
@@ -28,7 +28,7 @@ public struct SessionTimer: Hashable, Sendable, Comparable, CustomStringConverti
         public static let refreshDeadline = Kind(rawValue: "refreshDeadline")
         /// The check for subscribers held back at their bound that stopped reading.
         public static let subscriberStall = Kind(rawValue: "subscriberStall")
-        /// The session's heartbeat (``Liveness``).
+        /// The session's heartbeat (`Liveness`).
         public static let heartbeat = Kind(rawValue: "heartbeat")
         /// The server protocol's own (`socket.io-heartbeat`, `mqtt-keepalive`).
         public static let protocolTimer = Kind(rawValue: "protocolTimer")

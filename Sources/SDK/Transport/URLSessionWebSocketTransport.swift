@@ -27,6 +27,7 @@ public struct URLSessionWebSocketTransport: Transport {
     }
 
     /// - Parameters:
+    ///   - maximumMessageSize: the largest message accepted (default 1 MiB).
     ///   - configuration: the app's `URLSessionConfiguration` (copied): proxies, timeouts,
     ///     `waitsForConnectivity`, and on Apple platforms `allowsConstrainedNetworkAccess` and
     ///     `allowsExpensiveNetworkAccess`. Each socket gets a session of its own made from it.

@@ -22,7 +22,7 @@ public struct ChannelMessage: Hashable, Sendable {
     /// message event's argument; on MQTT `{"topic", "payload"}`.
     public var data: JSONValue
     /// Indicates that an earlier launch of the app was handed this message and did not finish
-    /// it before it was killed (with a store: `docs/DURABILITY.md`). A message counts as finished
+    /// it before it was killed (with a store: <doc:Durability>). A message counts as finished
     /// when the app asks its ``Subscription`` for the next one.
     public var isRedelivery = false
 

@@ -3,7 +3,7 @@ import Foundation
 
 /// A WebSocket close code. What a code means for retrying is each protocol's to say (the
 /// 4xxx constants below are Tether's, `docs/PROTOCOL.md`; graphql-transport-ws gives 4429 another
-/// meaning): see `docs/PROTOCOLS.md`.
+/// meaning): see <doc:BackendProtocols>.
 public struct CloseCode: Hashable, Sendable, CustomStringConvertible {
     /// The code's number.
     public let rawValue: UInt16

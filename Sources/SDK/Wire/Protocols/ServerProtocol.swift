@@ -1,7 +1,7 @@
 /// The protocol the server speaks, chosen once in ``AppSettings/Builder/serverProtocol(_:)``.
 /// Whatever it is, the session keeps the same promises — one socket, the policy's lifecycle,
 /// resubscribe and replay after a reconnect, the bounded outbox — and says plainly where a
-/// protocol can do less (`docs/PROTOCOLS.md`): a publish it cannot confirm ends
+/// protocol can do less (<doc:BackendProtocols>): a publish it cannot confirm ends
 /// ``PublishReceipt/Confirmation/sentUnconfirmed``, a subscription it cannot resume is named in
 /// ``RecoveryReport/refetch``, and messages it does not number arrive with `sequence` `nil`.
 public struct ServerProtocol: Sendable, CustomStringConvertible {
@@ -66,7 +66,7 @@ public struct ServerProtocol: Sendable, CustomStringConvertible {
     /// The session's token is the password. With a persistent session the broker keeps the
     /// subscriptions and queues QoS 1 messages while the app is away: a reconnect resumes it
     /// (no resubscribe; what it queued is delivered and reported as caught up), and QoS 1
-    /// publishes whose PUBACK was lost are re-sent with DUP set. See `docs/PROTOCOLS.md`.
+    /// publishes whose PUBACK was lost are re-sent with DUP set. See <doc:BackendProtocols>.
     ///
     /// - Parameters:
     ///   - clientID: the broker's key to the session. `nil`: each ``Session`` makes one

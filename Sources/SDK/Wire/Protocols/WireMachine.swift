@@ -1,10 +1,11 @@
 import ConnectionPolicy
 import Foundation
 
-// The shape every protocol adapter has (issue 10; see docs/ARCHITECTURE.md): a stateless
-// description chosen once, and a pure per-connection machine made fresh for every socket. The
-// machine reads no clock, starts no task and does no I/O: frames, the core's commands and timer
-// fires go in; actions come out. `package` until the session core drives adapters through it.
+// The shape every protocol adapter has (see docs/ARCHITECTURE.md): a stateless description
+// chosen once, and a pure per-connection machine made fresh for every socket. The machine reads
+// no clock, starts no task and does no I/O: frames, the core's commands and timer fires go in;
+// actions come out, and the session core carries them out. `package`: an app chooses a protocol
+// through `ServerProtocol`, and does not write a machine of its own.
 
 /// Identifies one of the app's subscriptions, for the life of the session (across sockets).
 package typealias SubscriptionID = UInt64
@@ -24,7 +25,7 @@ package protocol WireMachine: Sendable {
     mutating func perform(_ command: WireCommand) -> [WireAction]
     mutating func timerFired(_ timer: WireTimer) -> [WireAction]
     /// The protocol's own keep-alive may be `factor` times its configured interval
-    /// (``Liveness/keepAliveStretch``), within what its servers tolerate; 1: as configured.
+    /// (`Liveness.keepAliveStretch`), within what its servers tolerate; 1: as configured.
     /// Told before ``start(credentials:)`` and at every change.
     mutating func keepAliveStretched(by factor: Int) -> [WireAction]
     /// State the protocol keeps for the session rather than for one socket (MQTT's client id,

@@ -23,7 +23,7 @@ package struct MQTT: WireProtocolDescription {
     package static let subprotocol = "mqtt"
     /// The keep-alive: time to send a PINGREQ.
     package static let keepAliveTimer = WireTimer("mqtt-keepalive")
-    /// The longest a stretched keep-alive goes (``Liveness/keepAliveStretch``).
+    /// The longest a stretched keep-alive goes (`Liveness.keepAliveStretch`).
     package static let longestStretchedKeepAlive = Duration.seconds(120)
     /// The watchdog on an unanswered PINGREQ.
     package static let pingTimer = WireTimer("mqtt-pingresp")

@@ -15,7 +15,7 @@ package import Foundation
 package struct PhoenixChannels: WireProtocolDescription {
     /// The heartbeat the machine sends when nothing else did for ``keepAlive``.
     package static let keepAliveTimer = WireTimer("phoenix-keepalive")
-    /// The longest a stretched keep-alive goes (``Liveness/keepAliveStretch``): Phoenix closes a
+    /// The longest a stretched keep-alive goes (`Liveness.keepAliveStretch`): Phoenix closes a
     /// socket silent for 60 s.
     package static let longestStretchedKeepAlive = Duration.seconds(50)
     /// Supabase: ask the token provider before the token in use expires.

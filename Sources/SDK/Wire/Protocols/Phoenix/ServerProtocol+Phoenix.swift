@@ -13,7 +13,7 @@ extension ServerProtocol {
     /// status `error` rejects it. Phoenix cannot resume: every rejoin after a reconnect is
     /// reported as ``RecoveryReport/refetch``. A default Phoenix socket holds at most 100
     /// channels (`max_channels_per_transport`): the 101st subscribe is refused, as `rejected`
-    /// with "too many channels joined". See `docs/PROTOCOLS.md`.
+    /// with "too many channels joined". See <doc:BackendProtocols>.
     ///
     /// - Parameters:
     ///   - params: query items for the server's `connect/3`, beside `vsn`.
@@ -50,7 +50,7 @@ extension ServerProtocol {
     /// it carries (``SupabaseChannelConfig/broadcastOrigin``), a gap when the replay did not reach
     /// back; every other channel, refetch. A 403 at the upgrade is retried after 1, 2 and 4 s
     /// (Supabase's joins-per-second limit answers 403 too) before it counts as rejected
-    /// credentials. See `docs/PROTOCOLS.md`.
+    /// credentials. See <doc:BackendProtocols>.
     ///
     /// - Parameters:
     ///   - apiKey: the project's anon (publishable) key, redacted from every log line.
