@@ -1,12 +1,10 @@
 /// The lifecycle source, network monitor and conditions source for the platform the app runs on.
 public enum PlatformDefaults {
-    /// UIKit's, WatchKit's or AppKit's lifecycle notifications on Apple platforms; elsewhere
+    /// UIKit's or AppKit's lifecycle notifications on Apple platforms; elsewhere
     /// (Linux) a manual source that changes only when told.
     public static func lifecycleSource() -> any LifecycleSource {
         #if canImport(UIKit) && !os(watchOS)
         NotificationLifecycleSource(mapping: .uiKit)
-        #elseif canImport(WatchKit)
-        NotificationLifecycleSource(mapping: .watchKit)
         #elseif canImport(AppKit)
         NotificationLifecycleSource(mapping: .appKit)
         #else

@@ -15,20 +15,6 @@ extension LifecycleNotificationMapping {
 }
 #endif
 
-#if canImport(WatchKit)
-public import WatchKit
-
-extension LifecycleNotificationMapping {
-    /// WatchKit (watchOS).
-    public static let watchKit = LifecycleNotificationMapping([
-        WKApplication.didBecomeActiveNotification: .active,
-        WKApplication.willResignActiveNotification: .inactive,
-        WKApplication.didEnterBackgroundNotification: .background,
-        WKApplication.willEnterForegroundNotification: .inactive,
-    ])
-}
-#endif
-
 #if canImport(AppKit) && !targetEnvironment(macCatalyst)
 public import AppKit
 

@@ -1,8 +1,8 @@
 public import ConnectionPolicy
 public import Foundation
 
-/// Which notification means which lifecycle state. On Apple platforms `uiKit`, `appKit` and
-/// `watchKit` use the frameworks' own notification constants
+/// Which notification means which lifecycle state. On Apple platforms `uiKit` and `appKit` use
+/// the frameworks' own notification constants
 /// (`LifecycleNotificationMapping+Apple.swift`); the `…ByName` mappings spell the same
 /// notifications by their raw names, so they compile and are tested everywhere, Linux included.
 ///
@@ -32,13 +32,5 @@ public struct LifecycleNotificationMapping: Sendable, Hashable {
         Notification.Name("NSApplicationDidResignActiveNotification"): .inactive,
         Notification.Name("NSApplicationDidHideNotification"): .background,
         Notification.Name("NSApplicationDidUnhideNotification"): .inactive,
-    ])
-
-    /// WatchKit (watchOS), by raw name.
-    public static let watchKitByName = LifecycleNotificationMapping([
-        Notification.Name("WKApplicationDidBecomeActiveNotification"): .active,
-        Notification.Name("WKApplicationWillResignActiveNotification"): .inactive,
-        Notification.Name("WKApplicationDidEnterBackgroundNotification"): .background,
-        Notification.Name("WKApplicationWillEnterForegroundNotification"): .inactive,
     ])
 }

@@ -1,7 +1,7 @@
 public import ConnectionPolicy
 public import Foundation
 
-/// A lifecycle source fed by notifications: the platform's (UIKit, AppKit, WatchKit) through a
+/// A lifecycle source fed by notifications: the platform's (UIKit, AppKit) through a
 /// ``LifecycleNotificationMapping``, from an injectable `NotificationCenter` so tests can post
 /// fake ones.
 public final class NotificationLifecycleSource: LifecycleSource {

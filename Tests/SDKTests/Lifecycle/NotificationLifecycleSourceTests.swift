@@ -12,7 +12,6 @@ struct LifecycleSourceTests {
             (.uiKitByName, "UIApplicationWillResignActiveNotification", .inactive),
             (.appKitByName, "NSApplicationDidHideNotification", .background),
             (.appKitByName, "NSApplicationDidBecomeActiveNotification", .active),
-            (.watchKitByName, "WKApplicationDidEnterBackgroundNotification", .background),
         ]
     )
     func mappings(mapping: LifecycleNotificationMapping, name: String, state: AppLifecycleState) {

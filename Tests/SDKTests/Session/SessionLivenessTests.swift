@@ -289,7 +289,7 @@ struct ReachabilityTests {
         #if !canImport(Network)
         #expect(PlatformDefaults.networkMonitor() is ManualNetworkMonitor)
         #endif
-        #if !canImport(UIKit) && !canImport(AppKit) && !canImport(WatchKit)
+        #if !canImport(UIKit) && !canImport(AppKit)
         #expect(PlatformDefaults.lifecycleSource() is ManualLifecycleSource)
         #endif
         #expect(PlatformDefaults.networkMonitor().isReachable)
