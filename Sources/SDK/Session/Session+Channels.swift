@@ -39,9 +39,11 @@ extension Session {
             journal.steps.append(.subscription(channel))
             if let stored = storedPositions.removeValue(forKey: channel) {
                 // Held by an earlier launch: resumed from where the app had finished, as after a
-                // reconnect; what that launch was handed beyond it comes again, flagged.
+                // reconnect; what that launch was handed beyond it comes again, flagged. Without
+                // a position (a protocol or channel that has none) it is a recovery all the same:
+                // what the killed launch missed is unknown, and the report names it for refetch.
                 let resume = stored.finished ?? stored.handed
-                var state = ChannelState(options: topic.options, position: resume, hasBeenActive: resume != nil)
+                var state = ChannelState(options: topic.options, position: resume, hasBeenActive: true)
                 state.finished = resume
                 state.resumedFromStoredAt = stored.at
                 if stored.handed != resume { state.redeliverUntil = stored.handed }

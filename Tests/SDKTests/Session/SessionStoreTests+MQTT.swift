@@ -172,3 +172,85 @@ extension SessionStoreTests {
         }
     }
 }
+
+extension SessionStoreTests {
+    @Test("MQTT with a store, the socket lost while the app holds a message it has not finished: the next socket's subscription does not acknowledge the broker's re-send; the app finishing it does")
+    func mqttUnfinishedStaysUnacknowledgedAcrossSockets() async throws {
+        let transport = ScriptedTransport(subprotocol: "mqtt")
+        let session = Session(settings: try .testing { $0.serverProtocol(.mqtt(clientID: "phone")).store(InMemorySessionStore()) }, transport: transport, clock: clock)
+        var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
+        try await withRunningSession(session) { status in
+            guard case .connect? = await broker.next() else { Issue.record("no CONNECT"); return }
+            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            let subscribing = Task { try await session.subscribe(to: "chat/1") }
+            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
+            SessionMQTTTests.push(transport, .suback(1, codes: [1]))
+            let subscriber = try await subscribing.value
+            let (gate, open) = AsyncStream<Void>.makeStream()
+            let reader = Task {
+                var messages = subscriber.makeAsyncIterator()
+                let first = try await messages.next()?.data
+                for await _ in gate { break }
+                return [first, try await messages.next()?.data]
+            }
+            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, packetID: 40)))
+            await clock.settle()
+            transport.closeFromServer(.goingAway)  // "1" handed over, not finished: no PUBACK
+            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+            await clock.settle()
+            await clock.advance(by: .seconds(1))  // the first retry's delay (500 ms, no jitter)
+            guard case .connect? = await broker.next() else { Issue.record("no second CONNECT"); return }
+            broker.decoder = MQTTStreamDecoder(version: .v3_1_1, maximumPacketSize: 1 << 20)
+            SessionMQTTTests.push(transport, .connack(sessionPresent: true, code: 0, properties: MQTTProperties()))
+            let marker = await broker.next()
+            #expect(marker == .pingreq, "the backlog marker, not \(String(describing: marker))")
+            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, duplicate: true, packetID: 40)), .pingresp)
+            await clock.settle()
+            let pinging = Task { try await session.ping() }
+            let next = await broker.next()
+            #expect(next == .pingreq, "still unfinished on the new socket: no PUBACK for the re-send before the app finished it, got \(String(describing: next))")
+            SessionMQTTTests.push(transport, .pingresp)
+            try await pinging.value
+            open.yield()  // the app asks for the next message: "1" is finished now
+            #expect(await broker.next() == .puback(40, code: 0), "acknowledged once the app finished it")
+            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("2".utf8), qos: .atLeastOnce, packetID: 41)))
+            #expect(try await reader.value == [["topic": "chat/1", "payload": 1], ["topic": "chat/1", "payload": 2]], "the re-send is not delivered again")
+        }
+    }
+
+    @Test("a compaction keeps the protocol's session state: after the store is written whole, a relaunch connects into the broker's session with the same client id")
+    func compactionKeepsTheBrokerSession() async throws {
+        let store = InMemorySessionStore()
+        let (first, transport, firstBroker) = try mqttLaunch(store)
+        var broker = firstBroker
+        var clientID = ""
+        try await withRunningSession(first) { status in
+            guard case .connect(let connect)? = await broker.next() else { Issue.record("no CONNECT"); return }
+            clientID = connect.clientID
+            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+            try await status.waitFor(.connected)
+            await clock.settle()
+            // A write that fails: the next one writes the whole state, as a compaction does.
+            store.failWrites(with: SessionStoreError(.diskFull, "full"))
+            let subscribing = Task { try await first.subscribe(to: "chat/1") }
+            guard case .subscribe(let packetID, _)? = await broker.next() else { Issue.record("no SUBSCRIBE"); return }
+            SessionMQTTTests.push(transport, .suback(packetID, codes: [1]))
+            _ = try await subscribing.value
+            store.failWrites(with: nil)
+            let publishing = Task { try await first.publish("after", to: "chat/1") }
+            guard case .publish(let publish)? = await broker.next() else { Issue.record("no PUBLISH"); return }
+            SessionMQTTTests.push(transport, .puback(publish.packetID ?? 0, code: 0))
+            _ = try await publishing.value
+            await clock.settle()
+            #expect(store.writeCounts.replaces >= 1, "written whole")
+            store.kill()
+        }
+        let (second, _, secondBroker) = try mqttLaunch(store.relaunched())
+        var relaunchedBroker = secondBroker
+        try await withRunningSession(second) { _ in
+            guard case .connect(let connect)? = await relaunchedBroker.next() else { Issue.record("no CONNECT"); return }
+            #expect(connect.clientID == clientID && !connect.cleanStart, "the broker's session survived the compaction: \(connect.clientID)")
+        }
+    }
+}

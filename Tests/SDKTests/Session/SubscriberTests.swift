@@ -122,15 +122,17 @@ extension SubscriberTests {
         let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(.tether(handshake: .afterAuthentication)).subscriberBufferLimit(3) }
         let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: LifecycleDriver())
         try await withRunningSession(session) { _ in
-            var opened = transport.opened.makeAsyncIterator()
-            var sent = transport.sent.makeAsyncIterator()
+            // Every wait gives up after its patience, naming what it waited for: a broken bound
+            // fails this test in seconds, not at the suite's time limit.
+            let opened = PatientReader(transport.opened)
+            let sent = PatientReader(transport.sent)
             let connecting = Task { try await session.connect() }
-            let connection = try #require(await opened.next())
-            _ = await sent.next()  // auth
+            let connection = try #require(await opened.next(), "the connection opened")
+            _ = try #require(await sent.next(), "the auth frame")
             connection.push([.frame(try codec.encode(.ack(Ack(id: 1))))])
             try await connecting.value
             let subscribing = Task { try await session.subscribe(to: "room") }
-            _ = await sent.next()  // subscribe
+            _ = try #require(await sent.next(), "the subscribe")
             connection.push([.frame(try codec.encode(.ack(Ack(id: 2, sequence: 0))))])
             let room = try await subscribing.value
             // One read of five: more than the bound, to a subscriber that holds nothing — taken.
@@ -138,15 +140,15 @@ extension SubscriberTests {
             // Holding those five unread, the next message is past the bound: held back, and the
             // channel (its only subscriber held back) left on the server.
             connection.push([message(6)])
-            let leaving = try #require(await sent.next())
+            let leaving = try #require(await sent.next(), "the unsubscribe of a channel whose only subscriber is held back")
             #expect(try codec.decodeClientMessage(leaving) == .unsubscribe(id: 3, channel: "room"))
-            var messages = room.makeAsyncIterator()
-            #expect(try await messages.next()?.sequence == 1)
+            let messages = PatientReader(rest: room.makeAsyncIterator())
+            #expect(await messages.nextSequence() == 1, "the large read, taken whole by a subscriber that held nothing")
             // Read down (the batch taken): subscribed again after the last message it got.
-            let again = try #require(await sent.next())
+            let again = try #require(await sent.next(), "the catch-up's subscribe")
             #expect(try codec.decodeClientMessage(again) == .subscribe(id: 4, channel: "room", since: 5))
             connection.push([.frame(try codec.encode(.ack(Ack(id: 4, sequence: 6)))), message(6)])
-            for sequence in 2...6 { #expect(try await messages.next()?.sequence == UInt64(sequence), "every message, once, in order") }
+            for sequence in 2...6 { #expect(await messages.nextSequence() == UInt64(sequence), "every message, once, in order") }
         }
     }
 }

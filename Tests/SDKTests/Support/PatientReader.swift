@@ -144,6 +144,12 @@ extension PatientReader where Element == Result<ChannelMessage, SessionError> {
         return message.data
     }
 
+    /// The next message's sequence (`nil` for an error, the end, or nothing within the patience).
+    func nextSequence(sourceLocation: SourceLocation = #_sourceLocation) async -> UInt64? {
+        guard case .success(let message)? = await next(sourceLocation: sourceLocation) else { return nil }
+        return message.sequence
+    }
+
     /// The error that ended the subscription, once its messages are read (`nil` if none came).
     func nextError(sourceLocation: SourceLocation = #_sourceLocation) async -> SessionError? {
         guard case .failure(let error)? = await next(sourceLocation: sourceLocation) else { return nil }
