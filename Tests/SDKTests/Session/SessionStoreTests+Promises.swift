@@ -37,7 +37,7 @@ extension SessionStoreTests {
             let messages = PatientReader(messagesOf: room)
             let again = await messages.next()
             #expect(again?.data == "handed" && again?.isRedelivery == true, "not finished before the kill: again, flagged (got \(String(describing: again)))")
-            #expect(await messages.next()?.data == "next")
+            if again?.data == "handed" { #expect(await messages.next()?.data == "next", "then what came after") }
         }
     }
 
