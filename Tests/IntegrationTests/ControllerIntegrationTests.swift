@@ -56,7 +56,7 @@ struct ControllerIntegrationTests {
         try await withReferenceServer { server, port in
             let client = client(port)
             let controller = ConnectionController(
-                connection: client, policy: ManualPolicy(.init(backgroundTimeout: .milliseconds(600), backoff: backoff)), lifecycle: lifecycle,
+                connection: client, policy: ManualPolicy(.init(backgroundTimeout: .seconds(2), backoff: backoff)), lifecycle: lifecycle,
                 ping: { try await client.ping() }, logger: .silent
             )
             try await withRunningController(controller, patience: .realServer) { status in
@@ -66,6 +66,9 @@ struct ControllerIntegrationTests {
                 #expect(controller.status == .connected)
                 await lifecycle.background()
                 #expect(controller.armedTimers == [.watchdog])
+                // A real round trip inside the window: 2 s, not 0.6, so a loaded CI machine (the
+                // suites run in parallel) cannot stretch the ping past it and close the socket
+                // under it ("closed").
                 try await controller.ping()
                 try await status.waitFor(.disconnected(.watchdogExpired))
                 await server.waitForOpenConnections(0)
