@@ -21,7 +21,11 @@
 #     POST /change?table=&type=&id=[&owner=] (a row change: to every channel with a binding on
 #     the table whose filter matches, whatever event it asked for, as the real server does);
 #     POST /ratelimit?topic= ("Too many messages per second" + phx_close to its members);
-#     POST /disconnect?user= (close 1000).
+#     POST /disconnect?user= (close 1000);
+#   - a postgres_changes binding on a table the database does not have (MISSING_TABLES, default
+#     `no_such_table`, the transcript's): the join is answered `ok`, then the `system` error
+#     "Unable to subscribe to changes…" on the join's ref, sent again every CHANGES_RETRY_MS
+#     (default 6000: the real server's 56.3 s → 62.8 s) for as long as that join is current.
 # Started under uvicorn on a free loopback port by the tests (PeerServer.swift) and by
 # `Examples/PeerServers/Apps/serve supabase PORT`.
 import asyncio
@@ -36,6 +40,8 @@ from urllib.parse import parse_qs
 
 API_KEY = os.environ.get("SUPABASE_API_KEY", "anon")
 IDLE_TIMEOUT = int(os.environ.get("IDLE_TIMEOUT_MS", "60000")) / 1000
+MISSING_TABLES = set(os.environ.get("MISSING_TABLES", "no_such_table").split(","))
+CHANGES_RETRY = int(os.environ.get("CHANGES_RETRY_MS", "6000")) / 1000
 
 connections = set()
 stored = {}  # topic -> [(inserted_at ms, id, event, payload)]
@@ -136,6 +142,21 @@ def watch_token(connection, topic, join):
     join.expiry = asyncio.get_running_loop().create_task(expire())
 
 
+def repeat_changes_error(connection, topic, join, name, binding):
+    """The real server retries a binding it cannot subscribe and says so each time, on the
+    channel's current join, while the channel stays joined."""
+    params = "event: %s, schema: %s, table: %s" % (binding.get("event", "*"), binding.get("schema", "public"), binding.get("table"))
+    message = "{:error, \"Unable to subscribe to changes with given parameters. Please check Realtime is enabled for the given connect parameters: [%s]\"}" % params
+    frame = encode(join.join_ref, None, topic, "system", {"channel": name, "extension": "postgres_changes", "message": message, "status": "error"})
+
+    async def repeat():
+        while connection.joins.get(topic) is join:
+            connection.push(frame)
+            await asyncio.sleep(CHANGES_RETRY)
+
+    asyncio.get_running_loop().create_task(repeat())
+
+
 def join_channel(connection, join_ref, ref, topic, payload):
     if not topic.startswith("realtime:"):
         connection.reply(None, ref, topic, "error", {"reason": "unmatched topic"})
@@ -172,7 +193,10 @@ def join_channel(connection, join_ref, ref, topic, payload):
         for _, message_id, event, body in since:
             frame = {"event": event, "meta": {"id": message_id, "replayed": True}, "payload": body, "type": "broadcast"}
             connection.push(encode(join_ref, None, topic, "broadcast", frame))
-    if join.bindings:
+    missing = [b for b in join.bindings if b.get("table") in MISSING_TABLES]
+    if missing:
+        repeat_changes_error(connection, topic, join, name, missing[0])
+    elif join.bindings:
         connection.push(encode(join_ref, None, topic, "system", {"channel": name, "extension": "postgres_changes", "message": "Subscribed to PostgreSQL", "status": "ok"}))
     if (config.get("presence") or {}).get("enabled", True) is not False:
         state = {j.key: {"metas": [j.meta]} for _, j in members(topic) if j.meta}

@@ -134,27 +134,7 @@ extension SessionStoreTests {
         let session = Session(settings: try .testing { $0.serverProtocol(.mqtt(clientID: "phone")).store(InMemorySessionStore()) }, transport: transport, clock: clock)
         var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
         try await withRunningSession(session) { status in
-            guard case .connect? = await broker.next() else { Issue.record("no CONNECT"); return }
-            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
-            try await status.waitFor(.connected)
-            let subscribing = Task { try await session.subscribe(to: "chat/1") }
-            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
-            SessionMQTTTests.push(transport, .suback(1, codes: [1]))
-            let subscriber = try await subscribing.value
-            let (gate, open) = AsyncStream<Void>.makeStream()
-            let reader = Task {
-                var messages = subscriber.makeAsyncIterator()
-                let first = try await messages.next()?.data
-                for await _ in gate { break }
-                return [first, try await messages.next()?.data]
-            }
-            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, packetID: 40)))
-            await clock.settle()
-            transport.closeFromServer(.goingAway)  // "1" handed over, not finished: no PUBACK
-            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
-            await clock.settle()
-            await clock.advance(by: .seconds(1))  // the first retry's delay (500 ms, no jitter)
-            guard case .connect? = await broker.next() else { Issue.record("no second CONNECT"); return }
+            guard let (reader, open) = try await lostWhileHolding(session, transport, &broker, status) else { return }
             open.yield()  // the app asks for the next message: "1" is finished, with no socket made yet
             await clock.settle()
             broker.decoder = MQTTStreamDecoder(version: .v3_1_1, maximumPacketSize: 1 << 20)
@@ -180,27 +160,7 @@ extension SessionStoreTests {
         let session = Session(settings: try .testing { $0.serverProtocol(.mqtt(clientID: "phone")).store(InMemorySessionStore()) }, transport: transport, clock: clock)
         var broker = SessionMQTTTests.Broker(log: ScriptedLog(transport))
         try await withRunningSession(session) { status in
-            guard case .connect? = await broker.next() else { Issue.record("no CONNECT"); return }
-            SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
-            try await status.waitFor(.connected)
-            let subscribing = Task { try await session.subscribe(to: "chat/1") }
-            #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
-            SessionMQTTTests.push(transport, .suback(1, codes: [1]))
-            let subscriber = try await subscribing.value
-            let (gate, open) = AsyncStream<Void>.makeStream()
-            let reader = Task {
-                var messages = subscriber.makeAsyncIterator()
-                let first = try await messages.next()?.data
-                for await _ in gate { break }
-                return [first, try await messages.next()?.data]
-            }
-            SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, packetID: 40)))
-            await clock.settle()
-            transport.closeFromServer(.goingAway)  // "1" handed over, not finished: no PUBACK
-            try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
-            await clock.settle()
-            await clock.advance(by: .seconds(1))  // the first retry's delay (500 ms, no jitter)
-            guard case .connect? = await broker.next() else { Issue.record("no second CONNECT"); return }
+            guard let (reader, open) = try await lostWhileHolding(session, transport, &broker, status) else { return }
             broker.decoder = MQTTStreamDecoder(version: .v3_1_1, maximumPacketSize: 1 << 20)
             SessionMQTTTests.push(transport, .connack(sessionPresent: true, code: 0, properties: MQTTProperties()))
             let marker = await broker.next()
@@ -252,5 +212,45 @@ extension SessionStoreTests {
             guard case .connect(let connect)? = await relaunchedBroker.next() else { Issue.record("no CONNECT"); return }
             #expect(connect.clientID == clientID && !connect.cleanStart, "the broker's session survived the compaction: \(connect.clientID)")
         }
+    }
+}
+
+extension SessionStoreTests {
+    /// An MQTT session with a store (client id "phone"), subscribed to chat/1 at QoS 1: the broker
+    /// sends "1" (packet 40), the app takes it and does not ask for the next one, and the socket is
+    /// lost. Returns at the second CONNECT, with the app's reader (it returns "1" and the message
+    /// after it, asking for that one once `open` yields); `nil` with an issue recorded if the
+    /// broker did not see what it should.
+    func lostWhileHolding(
+        _ session: Session, _ transport: ScriptedTransport, _ broker: inout SessionMQTTTests.Broker, _ status: StatusRecorder
+    ) async throws -> (reader: Task<[JSONValue?], any Error>, open: AsyncStream<Void>.Continuation)? {
+        guard case .connect? = await broker.next() else {
+            Issue.record("no CONNECT")
+            return nil
+        }
+        SessionMQTTTests.push(transport, .connack(sessionPresent: false, code: 0, properties: MQTTProperties()))
+        try await status.waitFor(.connected)
+        let subscribing = Task { try await session.subscribe(to: "chat/1") }
+        #expect(await broker.next() == .subscribe(1, [("chat/1", .atLeastOnce)]))
+        SessionMQTTTests.push(transport, .suback(1, codes: [1]))
+        let subscriber = try await subscribing.value
+        let (gate, open) = AsyncStream<Void>.makeStream()
+        let reader = Task {
+            var messages = subscriber.makeAsyncIterator()
+            let first = try await messages.next()?.data
+            for await _ in gate { break }
+            return [first, try await messages.next()?.data]
+        }
+        SessionMQTTTests.push(transport, .publish(MQTTPublish(topic: "chat/1", payload: Array("1".utf8), qos: .atLeastOnce, packetID: 40)))
+        await clock.settle()
+        transport.closeFromServer(.goingAway)  // "1" handed over, not finished: no PUBACK
+        try await status.waitFor { if case .reconnecting = $0 { true } else { false } }
+        await clock.settle()
+        await clock.advance(by: .seconds(1))  // the first retry's delay (500 ms, no jitter)
+        guard case .connect? = await broker.next() else {
+            Issue.record("no second CONNECT")
+            return nil
+        }
+        return (reader, open)
     }
 }
