@@ -2,7 +2,7 @@
 // `nonisolated class let …: NSNotification.Name`). Not compiled on Linux: the same notifications
 // by raw name (`uiKitByName`, …) are what the tests there use.
 #if canImport(UIKit) && !os(watchOS)
-public import UIKit
+import UIKit
 
 extension LifecycleNotificationMapping {
     /// UIKit (iOS, iPadOS, tvOS, visionOS, Mac Catalyst).
@@ -16,7 +16,7 @@ extension LifecycleNotificationMapping {
 #endif
 
 #if canImport(AppKit) && !targetEnvironment(macCatalyst)
-public import AppKit
+import AppKit
 
 extension LifecycleNotificationMapping {
     /// AppKit (macOS): hidden counts as background, not frontmost as inactive.

@@ -1,5 +1,5 @@
 #if canImport(Network)
-import Dispatch
+public import Dispatch
 import Network
 
 /// Reachability from `NWPathMonitor` (Apple platforms): reachable while the path is

@@ -1,5 +1,5 @@
 #if canImport(Network)
-import Dispatch
+public import Dispatch
 import Foundation
 import Network
 public import ConnectionPolicy
