@@ -1,5 +1,4 @@
 #if canImport(UIKit) && !os(watchOS)
-import Dispatch
 import UIKit
 
 /// ``BackgroundTimeProvider`` on UIKit: `UIApplication.beginBackgroundTask(withName:expirationHandler:)`
@@ -9,37 +8,19 @@ public struct UIKitBackgroundTime: BackgroundTimeProvider {
     public init() {}
 
     public func begin(_ name: String, expired: @escaping @Sendable () -> Void) -> any BackgroundTimeGrant {
-        let grant = UIKitBackgroundTimeGrant()
-        DispatchQueue.main.async { MainActor.assumeIsolated { grant.start(name, expired: expired) } }
-        return grant
+        SystemBackgroundTaskGrant.begin(name, on: UIKitBackgroundTasks(), expired: expired)
     }
 }
 
-/// One background task. Its state is main-actor isolated; `end()` hops to the main queue, which
-/// runs after the `start` queued before it.
-@MainActor
-final class UIKitBackgroundTimeGrant: BackgroundTimeGrant {
-    private var identifier = UIBackgroundTaskIdentifier.invalid
-    private var isEnded = false
-
-    func start(_ name: String, expired: @escaping @Sendable () -> Void) {
-        guard !isEnded else { return }
-        identifier = UIApplication.shared.beginBackgroundTask(withName: name) {
-            expired()
-            self.finish()  // iOS ends an app whose expiration handler leaves its task open
-        }
-        if identifier == .invalid { expired() }
+/// UIKit's two calls; what Tether decides around them is `SystemBackgroundTaskGrant`'s.
+struct UIKitBackgroundTasks: BackgroundTaskSystem {
+    @MainActor func beginTask(named name: String, onExpiry: @escaping @MainActor @Sendable () -> Void) -> UIBackgroundTaskIdentifier? {
+        let task = UIApplication.shared.beginBackgroundTask(withName: name, expirationHandler: onExpiry)
+        return task == .invalid ? nil : task
     }
 
-    func finish() {
-        isEnded = true
-        guard identifier != .invalid else { return }
-        UIApplication.shared.endBackgroundTask(identifier)
-        identifier = .invalid
-    }
-
-    nonisolated func end() {
-        DispatchQueue.main.async { MainActor.assumeIsolated { self.finish() } }
+    @MainActor func endTask(_ task: UIBackgroundTaskIdentifier) {
+        UIApplication.shared.endBackgroundTask(task)
     }
 }
 #endif

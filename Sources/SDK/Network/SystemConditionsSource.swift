@@ -7,8 +7,9 @@ public import ConnectionPolicy
 /// The device's conditions from the system (Apple platforms): the path from `NWPathMonitor`
 /// (`status`, `isConstrained`, `isExpensive`, `usesInterfaceType`) and power from
 /// `ProcessInfo` (`isLowPowerModeEnabled`, `thermalState`, each with its change notification).
-/// Thin on purpose: the delivery logic is `ChangeHub`'s, and what the session does with the
-/// conditions is the control's, both tested everywhere.
+/// Thin on purpose: what the path and power mean is `NetworkPathFacts`' and `ThermalState(systemRawValue:)`'s,
+/// the delivery is `ChangeHub`'s, and what the session does with the conditions is the control's —
+/// all tested everywhere.
 public final class SystemConditionsSource: DeviceConditionsSource {
     /// `@unchecked Sendable`: configured once in `init`, afterwards only cancelled and removed
     /// from `deinit`; `NWPathMonitor` calls its handler on its own queue, and the notification
@@ -24,14 +25,7 @@ public final class SystemConditionsSource: DeviceConditionsSource {
     public init(queue: DispatchQueue = DispatchQueue(label: "Tether.SystemConditionsSource")) {
         let hub = ChangeHub(Self.power(DeviceConditions()))
         let monitor = NWPathMonitor()
-        monitor.pathUpdateHandler = { path in
-            var conditions = Self.power(hub.value)
-            conditions.isNetworkReachable = path.status == .satisfied
-            conditions.isConstrained = path.isConstrained
-            conditions.isExpensive = path.isExpensive
-            conditions.interface = Self.interface(of: path)
-            hub.post(conditions)
-        }
+        monitor.pathUpdateHandler = { path in hub.post(Self.facts(of: path).applied(to: Self.power(hub.value))) }
         monitor.start(queue: queue)
         let center = NotificationCenter.default
         let names: [Notification.Name] = [.NSProcessInfoPowerStateDidChange, ProcessInfo.thermalStateDidChangeNotification]
@@ -60,22 +54,17 @@ public final class SystemConditionsSource: DeviceConditionsSource {
         var conditions = conditions
         let info = ProcessInfo.processInfo
         conditions.isLowPowerModeEnabled = info.isLowPowerModeEnabled
-        conditions.thermalState =
-            switch info.thermalState {
-            case .nominal: .nominal
-            case .fair: .fair
-            case .serious: .serious
-            case .critical: .critical
-            @unknown default: .critical
-            }
+        conditions.thermalState = ThermalState(systemRawValue: info.thermalState.rawValue)
         return conditions
     }
 
-    private static func interface(of path: NWPath) -> NetworkInterface {
-        if path.usesInterfaceType(.wifi) { return .wifi }
-        if path.usesInterfaceType(.cellular) { return .cellular }
-        if path.usesInterfaceType(.wiredEthernet) { return .wiredEthernet }
-        return path.status == .satisfied ? .other : .unknown
+    /// What `path` says, read from the framework (what follows from it: ``NetworkPathFacts``).
+    private static func facts(of path: NWPath) -> NetworkPathFacts {
+        NetworkPathFacts(
+            isSatisfied: path.status == .satisfied, isConstrained: path.isConstrained, isExpensive: path.isExpensive,
+            usesWiFi: path.usesInterfaceType(.wifi), usesCellular: path.usesInterfaceType(.cellular),
+            usesWiredEthernet: path.usesInterfaceType(.wiredEthernet)
+        )
     }
 }
 #endif
