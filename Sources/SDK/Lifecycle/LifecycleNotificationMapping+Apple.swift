@@ -1,6 +1,7 @@
 // The platform mappings, with the frameworks' own notification constants (each declared
-// `nonisolated class let …: NSNotification.Name`). Not compiled on Linux: the same notifications
-// by raw name (`uiKitByName`, …) are what the tests there use.
+// `nonisolated class let …: NSNotification.Name`). Not compiled by the Linux build (`.ci/apple-compile`
+// compiles it against the documented declarations): the same notifications by raw name
+// (`uiKitByName`, …) are what the tests there use.
 #if canImport(UIKit) && !os(watchOS)
 import UIKit
 

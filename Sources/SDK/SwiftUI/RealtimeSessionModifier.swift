@@ -1,5 +1,5 @@
-// SwiftUI wiring: not compiled by `swift build` on Linux; `.ci/check-snippets` type-checks it
-// there against stand-ins written from Apple's documented signatures.
+// SwiftUI wiring: not compiled by `swift build` on Linux; `.ci/apple-compile` compiles it there
+// against SwiftUI's declarations as Apple documents them (`.ci/apple-stubs/SwiftUI.swift`).
 #if canImport(SwiftUI)
 public import ConnectionPolicy
 public import SwiftUI
