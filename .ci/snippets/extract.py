@@ -101,7 +101,9 @@ for path, blocks in sources:
 # The SDK's Apple-only files, type-checked here against the stand-ins (their `#if` for the
 # framework becomes `#if true`; other platforms' blocks stay out).
 if not apple:
-    apple_only = {"#if canImport(SwiftUI)", "#if canImport(UIKit) && !os(watchOS)"}
+    # SwiftUI's modifier only: the snippets call `realtimeSession(_:)`. The rest of the Apple-only
+    # lines (UIKit's uses internal helpers) .ci/apple-compile compiles inside the SDK module.
+    apple_only = {"#if canImport(SwiftUI)"}
     for path in sorted((root / "Sources" / "SDK").rglob("*.swift")):
         lines = path.read_text().splitlines()
         if not any(line.strip() in apple_only for line in lines):
