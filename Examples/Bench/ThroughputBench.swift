@@ -204,7 +204,7 @@ struct BatchedEvents {
         guard index == pending.count else { return true }
         guard let batch = await iterator.next() else { return false }
         // Taken: the transport may read on (it holds no more than its limit untaken).
-        connection.taken(batch)
+        connection.reads.taken(batch)
         pending = batch
         index = 0
         return true

@@ -14,7 +14,7 @@ import NIOWebSocket
 /// the one reader of `events` only ever sees messages and the final close. What a connection has
 /// read and its reader has not taken is bounded (``unreadByteLimit``, one read beyond): past it
 /// the socket is not read, and TCP holds the server back; nothing is dropped. A reader of
-/// `eventBatches` (the session) takes a batch once it has room for it; `events` takes at once.
+/// `reads` (the session) takes a batch once it has handled it; `events` takes at once.
 public struct NIOWebSocketTransport: Transport {
     /// The bytes of frames a connection holds unread before it stops reading from its socket.
     public static let unreadByteLimit = 1 << 20
@@ -52,9 +52,9 @@ public struct NIOWebSocketTransport: Transport {
         let port = url.port ?? 80
         // The request target keeps the URL's query (Engine.IO's `EIO=4&transport=websocket`).
         let path = (url.path.isEmpty ? "/" : url.path) + (url.query.map { "?" + $0 } ?? "")
-        let (events, continuation) = AsyncStream<[TransportEvent]>.makeStream()
         let closeSent = Locked(false)
         let gate = ReadGate(highWater: NIOWebSocketTransport.unreadByteLimit)
+        let reads = BatchOutlet(onTaken: { gate.taken($0) })
         let maxFrameBytes = self.maxFrameBytes
         let timeout = TimeAmount.milliseconds(Int64(connectTimeout.components.seconds) * 1000 + connectTimeout.components.attoseconds / 1_000_000_000_000_000)
 
@@ -87,7 +87,7 @@ public struct NIOWebSocketTransport: Transport {
                                             maxAccumulatedFrameSize: maxFrameBytes
                                         )
                                     )
-                                    try sync.addHandler(WebSocketBridgeHandler(events: continuation, closeSent: closeSent, masked: true, gate: gate))
+                                    try sync.addHandler(WebSocketBridgeHandler(reads: reads, closeSent: closeSent, masked: true, gate: gate))
                                     return Upgrade.upgraded(channel, subprotocol: chosen)
                                 }
                             }
@@ -137,17 +137,17 @@ public struct NIOWebSocketTransport: Transport {
             }
             deadline.cancel()
         } catch let error as TransportError {
-            continuation.finish()
+            reads.finish()
             throw error
         } catch {
-            continuation.finish()
+            reads.finish()
             throw TransportError(.connectionFailed, "could not open ws://\(host):\(port)\(path): \(error)")
         }
         switch upgrade {
         case .upgraded(let channel, let subprotocol):
-            return NIOWebSocketConnection(channel: channel, events: events, closeSent: closeSent, masked: true, gate: gate, subprotocol: subprotocol)
+            return NIOWebSocketConnection(channel: channel, reads: reads, closeSent: closeSent, masked: true, gate: gate, subprotocol: subprotocol)
         case .declined(let channel, let status):
-            continuation.finish()
+            reads.finish()
             // The reader closes the channel once it has the status (or the deadline does).
             let deadline = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
             try? await channel.closeFuture.get()
@@ -157,7 +157,7 @@ public struct NIOWebSocketTransport: Transport {
                 .handshakeFailed, "the server at \(host):\(port) did not upgrade to WebSocket" + (code.map { ": HTTP \($0)" } ?? ""), httpStatus: code
             )
         case .badSubprotocol(let chosen):
-            continuation.finish()
+            reads.finish()
             throw TransportError(.handshakeFailed, "the server chose the subprotocol '\(chosen.prefix(60))', which was not offered (\(subprotocols))")
         }
     }
@@ -166,8 +166,8 @@ public struct NIOWebSocketTransport: Transport {
 /// One open WebSocket, client or server side.
 public final class NIOWebSocketConnection: TransportConnection, EventBatchingConnection {
     let channel: any Channel
-    /// What each read brought, in order (the session reads this).
-    package let eventBatches: AsyncStream<[TransportEvent]>
+    /// What each read brought, in order (the session attaches to it).
+    package let reads: BatchOutlet
     private let flattened = Locked<AsyncStream<TransportEvent>?>(nil)
     private let closeSent: Locked<Bool>
     private let masked: Bool
@@ -176,30 +176,25 @@ public final class NIOWebSocketConnection: TransportConnection, EventBatchingCon
     /// What the bridge handed over and the reader has not taken (the socket is not read past it).
     let gate: ReadGate
 
-    init(channel: any Channel, events: AsyncStream<[TransportEvent]>, closeSent: Locked<Bool>, masked: Bool, gate: ReadGate, subprotocol: String? = nil) {
+    init(channel: any Channel, reads: BatchOutlet, closeSent: Locked<Bool>, masked: Bool, gate: ReadGate, subprotocol: String? = nil) {
         self.channel = channel
-        self.eventBatches = events
+        self.reads = reads
         self.gate = gate
         self.closeSent = closeSent
         self.masked = masked
         self.subprotocol = subprotocol
     }
 
-    /// The reader took `batch` from `eventBatches`: the socket may be read on.
-    package func taken(_ batch: [TransportEvent]) {
-        gate.taken(batch.frameBytes)
-    }
-
-    /// The events one at a time (a task unpacks the batches; read this or `eventBatches`).
+    /// The events one at a time (a task unpacks the batches; read this or `reads`).
     public var events: AsyncStream<TransportEvent> {
         flattened.withLock { stream in
             if let stream { return stream }
             let (events, continuation) = AsyncStream<TransportEvent>.makeStream()
-            let (batches, gate) = (eventBatches, gate)
+            let (batches, reads) = (reads.stream(), reads)
             let pump = Task {
                 for await batch in batches {
                     // Taken at once: a reader of single events gets no flow control.
-                    gate.taken(batch.frameBytes)
+                    reads.taken(batch)
                     for event in batch { continuation.yield(event) }
                 }
                 continuation.finish()

@@ -2,7 +2,7 @@ import NIOCore
 import SDK
 import NIOWebSocket
 
-/// Turns WebSocket frames into ``TransportEvent``s on an `AsyncStream`, on the event loop: it
+/// Turns WebSocket frames into ``TransportEvent``s handed to the connection's reader, one batch per read, on the event loop: it
 /// answers pings, replies to a close frame the peer started, and reports the end exactly once
 /// (a close frame's code and reason, or the socket ending without one). What it handed over and
 /// the reader has not taken is bounded (``ReadGate``): past it, the socket is not read.
@@ -11,7 +11,7 @@ final class WebSocketBridgeHandler: ChannelDuplexHandler, RemovableChannelHandle
     typealias OutboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
 
-    private let events: AsyncStream<[TransportEvent]>.Continuation
+    private let reads: BatchOutlet
     private let closeSent: Locked<Bool>
     private let masked: Bool
     private let gate: ReadGate
@@ -21,8 +21,8 @@ final class WebSocketBridgeHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// The frames of the read in progress: handed over together when the read completes.
     private var arrived: [TransportEvent] = []
 
-    init(events: AsyncStream<[TransportEvent]>.Continuation, closeSent: Locked<Bool>, masked: Bool, gate: ReadGate) {
-        self.events = events
+    init(reads: BatchOutlet, closeSent: Locked<Bool>, masked: Bool, gate: ReadGate) {
+        self.reads = reads
         self.closeSent = closeSent
         self.masked = masked
         self.gate = gate
@@ -116,7 +116,7 @@ final class WebSocketBridgeHandler: ChannelDuplexHandler, RemovableChannelHandle
         if let last { arrived.append(last) }
         guard !arrived.isEmpty else { return }
         gate.handedOver(arrived.frameBytes)
-        events.yield(arrived)
+        reads.yield(arrived)
         arrived = []
     }
 
@@ -176,7 +176,7 @@ final class WebSocketBridgeHandler: ChannelDuplexHandler, RemovableChannelHandle
         isFinished = true
         gate.onRoom(nil)
         handOver(event)
-        events.finish()
+        reads.finish()
     }
 
     static func number(of code: WebSocketErrorCode) -> Int {

@@ -23,12 +23,13 @@ struct WebSocketBridgeHandlerTests {
     @Test("past the limit a read is held; once the reader took enough to be at half, the held read goes; every frame arrives")
     func holdsReadsPastTheLimit() async throws {
         let gate = ReadGate(highWater: 1_000)
-        let (events, continuation) = AsyncStream<[TransportEvent]>.makeStream()
+        let reads = BatchOutlet(onTaken: { gate.taken($0) })
+        let events = reads.stream()
         let counter = ReadCounter()
         let channel = EmbeddedChannel()
         try channel.pipeline.syncOperations.addHandler(counter)
         try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 9))  // an open socket
-        try channel.pipeline.syncOperations.addHandler(WebSocketBridgeHandler(events: continuation, closeSent: Locked(false), masked: true, gate: gate))
+        try channel.pipeline.syncOperations.addHandler(WebSocketBridgeHandler(reads: reads, closeSent: Locked(false), masked: true, gate: gate))
         func arrive(_ count: Int) throws {
             for _ in 0..<count {
                 try channel.writeInbound(WebSocketFrame(fin: true, opcode: .binary, data: ByteBuffer(bytes: Array(repeating: 7, count: 300))))

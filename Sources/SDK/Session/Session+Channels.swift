@@ -54,8 +54,14 @@ extension Session {
         let handedOver = channels[channel]?.handedOver ?? 0
         channels[channel, default: ChannelState(options: topic.options)].subscribers[subscriber] = Subscriber(continuation: continuation, backlog: backlog, startIndex: handedOver)
         mirrorChannel(channel)
+        // What the app finished matters only to a store and to a protocol that acknowledges
+        // on "finished" (MQTT QoS 1): without either, a finished batch wakes no one.
+        var batchFinished: (@Sendable () -> Void)?
+        if settings.store != nil || settings.wireProtocol.capabilities.acknowledgesWhenFinished {
+            batchFinished = { sink.yield(.batchFinished(channel: channel)) }
+        }
         let subscription = Subscription(
-            channel: channel, batches: stream, backlog: backlog, batchFinished: { sink.yield(.batchFinished(channel: channel)) },
+            channel: channel, batches: stream, backlog: backlog, batchFinished: batchFinished,
             drained: { sink.yield(.subscriberDrained(channel: channel, subscriber: subscriber)) }
         )
         guard acceptsRequests, let connection = link.connection, !connection.channels.isActive(channel) else { return subscription }

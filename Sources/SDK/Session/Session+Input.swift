@@ -10,9 +10,9 @@ extension Session {
         case openFailed(attempt: UInt64, error: any Error)
         /// The connection of an attempt reported something.
         case transport(attempt: UInt64, event: TransportEvent)
-        /// What one read of an ``EventBatchingConnection`` brought, in order; its bytes go back
-        /// to the reader's `budget` once handled.
-        case transportBatch(attempt: UInt64, events: [TransportEvent], budget: ByteBudget)
+        /// What one read of an ``EventBatchingConnection`` brought, in order; it is taken from
+        /// `reads` once handled (the transport then reads on).
+        case transportBatch(attempt: UInt64, events: [TransportEvent], from: BatchOutlet)
         /// Sending on the connection of an attempt failed.
         case sendFailed(attempt: UInt64, error: any Error)
         /// A timer fired, a `connect()` was cancelled, work was queued, the app reported its

@@ -18,6 +18,10 @@ extension Session {
         /// Channels holding messages for their subscribers until the turn ends, in the order
         /// their first message came (`ChannelState.undelivered`).
         var delivering: [String] = []
+        /// Inputs the funnel took, and how many were a socket's reads: each input is one wake-up
+        /// of the run loop (``Session/funnelCounts``).
+        var inputs = 0
+        var reads = 0
     }
 
     /// A request waiting for its reply.

@@ -21,6 +21,7 @@ extension Session {
 
     /// The one funnel: everything that happens goes through here, one input at a time.
     func handle(_ input: Input) {
+        turn.inputs += 1
         switch input {
         case .opened(let attempt, let connection, let token, let handshake, let settled):
             connectionOpened(attempt: attempt, connection: connection, token: token, handshake: handshake, settled: settled)
@@ -28,9 +29,10 @@ extension Session {
             openFailed(attempt: attempt, error: error)
         case .transport(let attempt, let event):
             transportEvent(attempt: attempt, event: event)
-        case .transportBatch(let attempt, let events, let budget):
-            // The reader may hand the next reads over once this one is handled.
-            defer { budget.release(events.frameBytes) }
+        case .transportBatch(let attempt, let events, let reads):
+            // The transport may read on once this read is handled.
+            defer { reads.taken(events) }
+            turn.reads += 1
             // One turn: what the batch makes the machine send leaves in one write.
             // The frames between other events go to the protocol machine together.
             inOneTurn {
@@ -78,6 +80,10 @@ extension Session {
         }
     }
 
+    /// The inputs the funnel took so far, and how many of them were a socket's reads: what the
+    /// run loop's wake-ups per read are counted from.
+    package var funnelCounts: (inputs: Int, reads: Int) { (turn.inputs, turn.reads) }
+
     func runStarting() {
         ensureStarted()
     }
@@ -108,23 +114,14 @@ extension Session {
             // is, until it is in the funnel.
             let report = EventReadReport(connection, on: clock)
             if let batching = connection as? any EventBatchingConnection, !report.isCounting {
-                // What the funnel holds of this socket's reads is bounded: past the budget the
-                // reader waits, and the transport stops reading from the socket (TCP holds the
-                // server back); nothing is dropped.
-                let budget = ByteBudget(limit: Self.inboundFunnelByteLimit)
-                spawn(counted: false) {
-                    _ = await race({
-                        for await batch in batching.eventBatches {
-                            await budget.acquire(batch.frameBytes)
-                            if Task.isCancelled { return }
-                            batching.taken(batch)
-                            guard case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch, budget: budget)) else { return }
-                            if batch.contains(where: { if case .closed = $0 { true } else { false } }) { return }
-                        }
-                        if !Task.isCancelled {
-                            sink.yield(.transport(attempt: attempt, event: .closed(code: nil, reason: "the transport's events ended")))
-                        }
-                    }, cancelledBy: cancel)
+                // Each read goes into the funnel from the transport's own thread: no task in
+                // between. What the funnel holds of this socket's reads is bounded by the
+                // transport, which stops reading from the socket until the session has taken
+                // enough (TCP holds the server back); nothing is dropped.
+                let reads = batching.reads
+                reads.attach { batch in
+                    if case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch, from: reads)) { return }
+                    reads.taken(batch)  // the session is gone: nothing waits for it
                 }
                 return
             }

@@ -76,10 +76,6 @@ public actor Session {
     /// The store could not be read yet (`notReadableYet`): it is read again when the app comes
     /// to the foreground, and merged with what this launch did meanwhile.
     var storeAwaitsReadable = false
-    /// The bytes of a socket's reads the funnel holds unhandled at most (one read always goes,
-    /// however large): past it the socket's reader waits, and a transport that reads in batches
-    /// stops reading from its socket until the session caught up.
-    static let inboundFunnelByteLimit = 1 << 20
     /// The positions an earlier launch kept, for the channels the app has not subscribed to again.
     var storedPositions: [String: (handed: StreamPosition?, finished: StreamPosition?, at: Int64?)] = [:]
     /// The publishes of earlier launches still kept, in the order they were made.

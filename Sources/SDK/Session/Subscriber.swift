@@ -24,6 +24,9 @@ package struct Subscriber: Sendable {
         var outstanding = false
         /// How many messages the app has taken (its progress, for the stall check).
         var taken: UInt64 = 0
+        /// How many batches an iterator took from the stream: each one a wake-up of the app's
+        /// task at most.
+        package var batches: UInt64 = 0
 
         /// Nothing handed over yet.
         package init() {}
@@ -50,6 +53,7 @@ package struct Subscriber: Sendable {
         package mutating func received(_ batch: Batch) -> Bool {
             unread -= batch.messages.count
             unreadBytes -= batch.bytes
+            batches += 1
             held = Subscription.HeldBatch(messages: batch.messages)
             guard let resumeAt, unread <= resumeAt.messages, unreadBytes <= resumeAt.bytes else { return false }
             self.resumeAt = nil

@@ -24,14 +24,14 @@ public struct Subscription: AsyncSequence, Sendable {
     /// hands over no more than ``AppSettings/subscriberBufferLimit``), the rest of the batch
     /// being read, and how far the app got.
     let backlog: Locked<Subscriber.Backlog>
-    /// Tells the session that the app finished a batch.
-    let batchFinished: @Sendable () -> Void
+    /// Tells the session that the app finished a batch (`nil`: nothing needs to know).
+    let batchFinished: (@Sendable () -> Void)?
     /// Tells the session that the subscriber, held back at its bound, has read down to half.
     let drained: @Sendable () -> Void
 
     init(
         channel: String, batches: AsyncThrowingStream<Subscriber.Batch, any Error>, backlog: Locked<Subscriber.Backlog>,
-        batchFinished: @escaping @Sendable () -> Void = {}, drained: @escaping @Sendable () -> Void = {}
+        batchFinished: (@Sendable () -> Void)? = nil, drained: @escaping @Sendable () -> Void = {}
     ) {
         self.channel = channel
         self.batches = batches
@@ -68,7 +68,7 @@ public struct Subscription: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         var batches: AsyncThrowingStream<Subscriber.Batch, any Error>.Iterator
         let backlog: Locked<Subscriber.Backlog>
-        let batchFinished: @Sendable () -> Void
+        let batchFinished: (@Sendable () -> Void)?
         let drained: @Sendable () -> Void
 
         public mutating func next() async throws -> ChannelMessage? {
@@ -80,7 +80,7 @@ public struct Subscription: AsyncSequence, Sendable {
                 // Asking for the next message finishes the one before it (one lock per message).
                 let (message, finishedBatch) = backlog.withLock { $0.take() }
                 if let message { return message }
-                if finishedBatch { batchFinished() }
+                if finishedBatch { batchFinished?() }
                 guard let batch = try await batches.next(isolation: actor) else { return nil }
                 let readDown = backlog.withLock { $0.received(batch) }
                 if readDown { drained() }

@@ -81,19 +81,20 @@ public protocol TransportConnection: Sendable {
     var subprotocol: String? { get }
 }
 
-/// A connection that hands over what arrived in one read as one batch, in order: the session
-/// reads `eventBatches` instead of ``TransportConnection/events`` (a consumer reads one or the
-/// other, never both), so a burst of frames costs one wake-up, not one per frame.
+/// A connection that hands over what arrived in one read as one batch, in order, through its
+/// ``reads`` outlet: the session attaches to it directly, so a read reaches the session's funnel
+/// from the transport's own thread, with no task in between, and a burst of frames costs one
+/// wake-up, not one per frame. (A consumer reads the outlet or ``TransportConnection/events``,
+/// never both.) The reader says what it took (``BatchOutlet/taken(_:)``): a transport that stops
+/// reading from its socket while what it handed over waits (TCP's own flow control then holds
+/// the server back) reads on; that bounds what waits in the session's funnel.
 package protocol EventBatchingConnection: TransportConnection {
-    var eventBatches: AsyncStream<[TransportEvent]> { get }
-    /// The reader took `batch` from ``eventBatches`` and has room for it: a transport that stops
-    /// reading from its socket while what it handed over waits (TCP's own flow control then
-    /// holds the server back) may read on.
-    func taken(_ batch: [TransportEvent])
+    var reads: BatchOutlet { get }
 }
 
 extension EventBatchingConnection {
-    package func taken(_ batch: [TransportEvent]) {}
+    /// The reads as a stream, for a reader task (the benchmark's clients).
+    package var eventBatches: AsyncStream<[TransportEvent]> { reads.stream() }
 }
 
 extension [TransportEvent] {

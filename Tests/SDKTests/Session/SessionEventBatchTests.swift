@@ -39,24 +39,27 @@ struct SessionEventBatchTests {
     }
 
     final class BatchConnection: EventBatchingConnection {
-        let eventBatches: AsyncStream<[TransportEvent]>
+        let reads: BatchOutlet
+        /// The frame bytes the session said it took (handled), in all.
+        let takenBytes: Locked<Int>
         let subprotocol: String?
-        private let continuation: AsyncStream<[TransportEvent]>.Continuation
         private let sent: AsyncStream<TransportFrame>.Continuation
 
         init(sent: AsyncStream<TransportFrame>.Continuation, subprotocol: String?) {
-            (eventBatches, continuation) = AsyncStream<[TransportEvent]>.makeStream()
+            let taken = Locked(0)
+            takenBytes = taken
+            reads = BatchOutlet(onTaken: { bytes in taken.withLock { $0 += bytes } })
             self.sent = sent
             self.subprotocol = subprotocol
         }
 
         var events: AsyncStream<TransportEvent> { AsyncStream { $0.finish() } }
 
-        func push(_ batch: [TransportEvent]) { continuation.yield(batch) }
+        func push(_ batch: [TransportEvent]) { reads.yield(batch) }
 
         func send(_ frame: TransportFrame) async throws { sent.yield(frame) }
 
-        func close(code: CloseCode, reason: String) async { continuation.finish() }
+        func close(code: CloseCode, reason: String) async { reads.finish() }
     }
 
     func frame(_ message: ServerMessage) -> TransportEvent { .frame(try! codec.encode(message)) }
@@ -74,12 +77,12 @@ struct SessionEventBatchTests {
     /// A session over a batching connection, its `auth` answered: the test goes on from there
     /// with the connection and what the session sends after `auth`.
     func withConnectedSession(
-        _ serverProtocol: ServerProtocol = .tether(handshake: .afterAuthentication),
+        _ serverProtocol: ServerProtocol = .tether(handshake: .afterAuthentication), clock: TestClock = TestClock(),
         _ body: (Session, BatchConnection, inout AsyncStream<TransportFrame>.Iterator, StatusRecorder) async throws -> Void
     ) async throws {
         let transport = BatchTransport()
         let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(serverProtocol) }
-        let session = Session(settings: settings, transport: transport, clock: TestClock(), lifecycle: LifecycleDriver())
+        let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: LifecycleDriver())
         try await withRunningSession(session) { status in
             var opened = transport.opened.makeAsyncIterator()
             var sent = transport.sent.makeAsyncIterator()
