@@ -71,9 +71,9 @@ extension ConformanceSuite {
             try require(pong["type"] == "pong", "authenticated by the upgrade: a ping answered \(pong)")
             await client.close()
         },
-        Check(name: "version 3: resume_set comes first with a token; the set a connection leaves resumes by it, each position as its distance from the ok's seq") { target in
+        Check(name: "version 3: resume_set comes first with a token; the set a connection leaves resumes by it, each position as its distance from the ok's seq; resume_set itself answers the set (each member's latest from its since), then only the missed messages, no ok") { target in
             let channel = "conformance-v3-\(UInt32.random(in: 0...UInt32.max))"
-            let (first, token) = try await openVersion3(target, set: nil, resumed: false)
+            let (first, token, _) = try await openVersion3(target, set: nil, resumed: false)
             try await first.send(#"{"type":"subscribe","id":1,"channel":"\#(channel)"}"#)
             let base = try await first.next()
             try require(base["type"] == "ok" && base["seq"]?.unsignedIntegerValue == 0, "subscribe answered \(base)")
@@ -85,17 +85,20 @@ extension ConformanceSuite {
             }
             await publisher.close()
             let set = TetherResumeSet.Request(token: token, members: [.init(channel: channel, base: 0)], positions: [.since(0)])
-            let (second, next) = try await openVersion3(target, set: set?.headerValue, resumed: true)
+            let (second, next, answer) = try await openVersion3(target, set: set?.headerValue, resumed: true)
             try require(next != token, "the same token for another connection")
-            let answered = try await second.next()
-            try require(answered["type"] == "ok" && answered["id"]?.unsignedIntegerValue == 1 && answered["seq"]?.unsignedIntegerValue == 2, "the set's entry answered \(answered)")
+            // The one member's latest (2) from the since sent (0): distance 2, zigzag 4, "E"; no gap.
+            try require(answer["latest"]?.stringValue == "E" && answer["gaps"] == nil, "the set answered \(answer), not latest \"E\" without gaps")
             for n in 1...2 {
                 let message = try await second.next()
                 try require(message["type"] == "message" && message["seq"]?.unsignedIntegerValue == UInt64(n), "catch-up \(n) was \(message)")
             }
+            try await second.send(#"{"type":"ping","id":9}"#)
+            let after = try await second.next()
+            try require(after["type"] == "pong" && after["id"]?.unsignedIntegerValue == 9, "after the catch-up came \(after), not the ping's pong: no ok answers a member of the set")
             await second.close()
             let unknown = TetherResumeSet.Request(token: "conformance-unknown-token", members: [.init(channel: channel, base: 0)], positions: [.since(0)])
-            let (third, _) = try await openVersion3(target, set: unknown?.headerValue, resumed: false)
+            let (third, _, _) = try await openVersion3(target, set: unknown?.headerValue, resumed: false)
             try await third.send(#"{"type":"ping","id":2}"#)
             let pong = try await third.next()
             try require(pong["type"] == "pong" && pong["id"]?.unsignedIntegerValue == 2, "an unknown token answers nothing of the set: \(pong)")
@@ -104,8 +107,8 @@ extension ConformanceSuite {
     ]
 
     /// A version-3 connection (with `set` as its `Tether-Resume-Set`), checked to begin with a
-    /// `resume_set` saying `resumed`: the client and the token it was given.
-    static func openVersion3(_ target: Target, set: String?, resumed: Bool) async throws -> (ProtocolClient, String) {
+    /// `resume_set` saying `resumed`: the client, the token it was given, and that first frame.
+    static func openVersion3(_ target: Target, set: String?, resumed: Bool) async throws -> (ProtocolClient, String, JSONValue) {
         let socket = try await RawWebSocket.connect(host: target.host, port: target.port)
         var headers = ["Sec-WebSocket-Protocol: tether.v3, tether.v2", "Authorization: Bearer \(target.token)"]
         if let set { headers.append("Tether-Resume-Set: \(set)") }
@@ -116,6 +119,6 @@ extension ConformanceSuite {
         let first = try await client.next()
         try require(first["type"] == "resume_set" && first["resumed"]?.boolValue == resumed, "the first frame was \(first), not resume_set with resumed \(resumed)")
         guard let token = first["token"]?.stringValue, TetherResumeSet.isToken(Substring(token)) else { throw Violation("no base-64url token in \(first)") }
-        return (client, token)
+        return (client, token, first)
     }
 }

@@ -60,11 +60,31 @@ extension ServerCore {
             }
             entries.append(TetherUpgrade.Entry(id: RequestID(entries.count + 1), channel: member.channel, since: since))
         }
-        let setChannels = Set(entries.map(\.channel))
-        guard !named.contains(where: { setChannels.contains($0.channel) }) else {
-            throw TetherUpgrade.MalformedHeader(description: "a named entry repeats a channel of the set")
+        if !named.isEmpty {
+            let setChannels = Set(entries.map(\.channel))
+            guard !named.contains(where: { setChannels.contains($0.channel) }) else {
+                throw TetherUpgrade.MalformedHeader(description: "a named entry repeats a channel of the set")
+            }
         }
+        // A member refused now is not resumed: the client subscribes in frames, and is told.
+        guard rejectedChannels.isEmpty || !entries.contains(where: { rejectedChannels.contains($0.channel) }) else { return ([], false) }
         return (entries, true)
+    }
+
+    /// Joins connection `id` to the resumed set's `entries`: the `resume_set` frame that answers
+    /// each of them, then the messages they missed, in the set's order (no `ok` per member).
+    mutating func joinSet(_ id: ConnectionID, token: String, _ entries: ArraySlice<TetherUpgrade.Entry>) -> [Output] {
+        var answers = TetherResumeSet.Answers()
+        answers.reserveCapacity(entries.count)
+        var missed: [Output] = []
+        for entry in entries {
+            // In place, in one lookup: a copy would make the change copy its buffers.
+            let (latest, messages, gap) = channels[entry.channel, default: Channel()].join(id, since: entry.since)
+            clients[id]?.channels[entry.channel] = latest
+            answers.append(latest: latest, from: entry.since ?? 0, gap: gap)
+            for message in messages { missed.append(.send(id, message.frame)) }
+        }
+        return reply(id, .resumeSet(token: token, resumed: true, answers: answers)) + missed
     }
 
     /// The subscriptions kept under `token` for `credential`: an open connection's as they are

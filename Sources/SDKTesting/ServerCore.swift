@@ -77,7 +77,7 @@ package struct ServerCore: Sendable {
     /// Indicates that the server speaks version 3 (a resume set kept under a token) when a client
     /// offers it and ``acceptsVersion2``; false plays a version-2 server.
     package var acceptsVersion3 = true
-    private var channels: [String: Channel] = [:]
+    var channels: [String: Channel] = [:]
     var clients: [ConnectionID: Client] = [:]
     /// Closed connections' subscriptions by resume token, and their tokens, oldest first.
     var keptSets = KeptSets()
@@ -133,18 +133,18 @@ package struct ServerCore: Sendable {
         guard case .upgraded(let request) = upgrade else { return [] }
         clients[id]?.isAuthenticated = true
         var outputs: [Output] = []
+        // Room for every carried channel at once (a resumed set of thousands).
+        clients[id]?.channels.reserveCapacity(request.entries.count)
         if let resumed = request.resumedSet {
-            // Version 3: the token first, then the answers.
+            // Version 3: the token first, answering the resumed set's members; then only what
+            // they missed; then the named entries, as in version 2.
             let token = Self.makeResumeToken()
             clients[id]?.resumeToken = token
             openResumeTokens[token] = id
             clients[id]?.credential = request.credential
-            outputs += reply(id, .resumeSet(token: token, resumed: resumed))
+            outputs = resumed ? joinSet(id, token: token, request.entries.prefix(request.setCount)) : reply(id, .resumeSet(token: token, resumed: false, answers: nil))
         }
-        // Room for every answer and every carried channel at once (a resumed set of thousands).
-        clients[id]?.channels.reserveCapacity(request.entries.count)
-        outputs.reserveCapacity(outputs.count + request.entries.count * 2)
-        for entry in request.entries { outputs += subscribe(id, requestID: entry.id, name: entry.channel, since: entry.since) }
+        for entry in request.entries.dropFirst(request.setCount) { outputs += subscribe(id, requestID: entry.id, name: entry.channel, since: entry.since) }
         return outputs
     }
 
@@ -170,7 +170,9 @@ package struct ServerCore: Sendable {
         guard version3 else { return .upgraded(UpgradeAnswer.Request(entries: named, subprotocol: TetherUpgrade.subprotocol)) }
         do throws(TetherUpgrade.MalformedHeader) {
             let (bySet, resumed) = try resumeSet(header(TetherResumeSet.header), named: named, credential: token?.revealedValue)
-            return .upgraded(UpgradeAnswer.Request(entries: bySet + named, subprotocol: TetherResumeSet.subprotocol, resumedSet: resumed, credential: token?.revealedValue))
+            return .upgraded(
+                UpgradeAnswer.Request(entries: bySet + named, subprotocol: TetherResumeSet.subprotocol, resumedSet: resumed, setCount: bySet.count, credential: token?.revealedValue)
+            )
         } catch {
             return .refuse(httpStatus: 400, reason: "malformed \(TetherResumeSet.header): \(error)")
         }

@@ -10,12 +10,16 @@ package enum UpgradeAnswer: Hashable, Sendable {
         let subprotocol: String
         /// Version 3: whether the set the request named was resumed; nil on version 2.
         let resumedSet: Bool?
+        /// How many of `entries`, from the first, are the resumed set's: answered in the
+        /// `resume_set` frame, not by `ok`s.
+        let setCount: Int
         /// Version 3: the credentials the connection opened with (a kept set is resumed only
         /// with the same).
         let credential: String?
 
-        init(entries: [TetherUpgrade.Entry], subprotocol: String, resumedSet: Bool? = nil, credential: String? = nil) {
+        init(entries: [TetherUpgrade.Entry], subprotocol: String, resumedSet: Bool? = nil, setCount: Int = 0, credential: String? = nil) {
             self.entries = entries
+            self.setCount = setCount
             self.subprotocol = subprotocol
             self.resumedSet = resumedSet
             self.credential = credential

@@ -9,8 +9,9 @@ package enum ServerMessage: Hashable, Sendable, CustomStringConvertible {
     /// The answer to a ping.
     case pong(id: RequestID)
     /// Version 3's first frame (``TetherResumeSet``): the token this connection's subscriptions
-    /// are kept under, and whether the set the upgrade named was resumed.
-    case resumeSet(token: String, resumed: Bool)
+    /// are kept under, whether the set the upgrade named was resumed, and when it was, the
+    /// answer to each of its members (no `ok` follows for them).
+    case resumeSet(token: String, resumed: Bool, answers: TetherResumeSet.Answers?)
 
     package var description: String {
         switch self {
@@ -18,7 +19,7 @@ package enum ServerMessage: Hashable, Sendable, CustomStringConvertible {
         case .message(let message): "message \(message.channel)#\(message.sequence.map(String.init) ?? "-")"
         case .error(let error): "error \(error)"
         case .pong(let id): "pong #\(id)"
-        case .resumeSet(_, let resumed): "resume_set resumed=\(resumed)"
+        case .resumeSet(_, let resumed, let answers): "resume_set resumed=\(resumed)\(answers.map { " members=\($0.codes.count) gaps=\($0.gaps.count)" } ?? "")"
         }
     }
 }

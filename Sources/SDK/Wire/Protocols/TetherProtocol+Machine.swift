@@ -161,6 +161,23 @@ extension TetherProtocol {
             }
         }
 
+        /// The server resumed the set: `answers` answers each of `entries` (the set's wanted
+        /// members, in order), as its `ok` would have; nil when it does not answer them all or a
+        /// member's latest is no sequence number.
+        private mutating func answerSet(_ entries: [TetherUpgrade.Entry], _ answers: TetherResumeSet.Answers?) -> [WireAction]? {
+            guard let answers, answers.codes.count == entries.count else { return nil }
+            var actions: [WireAction] = []
+            actions.reserveCapacity(entries.count)
+            var gaps = answers.gaps[...]
+            for (index, entry) in entries.enumerated() {
+                guard let latest = TetherResumeSet.Answers.latest(answers.codes[index], from: entry.since ?? 0) else { return nil }
+                let gap = gaps.first == index
+                if gap { gaps.removeFirst() }
+                actions += handle(.ack(Ack(id: entry.id, sequence: latest, gap: gap)))
+            }
+            return actions
+        }
+
         /// The server does not answer `entries` after all: those the core asked for go in frames.
         private mutating func uncarry(_ entries: [TetherUpgrade.Entry]) -> [WireAction] {
             var actions: [WireAction] = []
@@ -179,12 +196,21 @@ extension TetherProtocol {
 
         private mutating func handle(_ message: ServerMessage) -> [WireAction] {
             switch message {
-            case .resumeSet(let token, let resumed):
+            case .resumeSet(let token, let resumed, let answers):
                 guard case .awaited(let bySet, _) = resumeSet else {
                     return end(WireEnding(.error("the server sent resume_set other than once, first, on version 3"), .retry))
                 }
                 resumeSet = .issued(token: token)
-                var actions = resumed ? [] : uncarry(bySet)
+                var actions: [WireAction]
+                if resumed {
+                    guard let answered = answerSet(bySet, answers) else {
+                        let count = answers?.codes.count ?? 0
+                        return end(WireEnding(.error("the server's resume_set does not answer the set: \(bySet.count) members asked for, \(count) answered"), .retry))
+                    }
+                    actions = answered
+                } else {
+                    actions = uncarry(bySet)
+                }
                 for command in gate.open() { actions += perform(command) }
                 return actions
             case .ack(let ack):

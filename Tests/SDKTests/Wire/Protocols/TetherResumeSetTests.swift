@@ -133,9 +133,13 @@ struct TetherResumeSetTests: TetherWireTesting {
         #expect(machine.perform(.subscribe(71, Topic("news"), resume: .sequence(3))) == [])
         #expect(machine.perform(.subscribe(72, Topic("fresh"), resume: nil)) == [])
         #expect(try machine.sessionState?.decoded(as: TetherSessionState.self)?.token == "T1", "until the server says, the last socket's")
-        #expect(machine.receive(frame(.resumeSet(token: "T2", resumed: true))) == [])
-        #expect(machine.receive(frame(.ack(Ack(id: 1, sequence: 3)))) == [.subscribed(71, .caughtUp(to: .sequence(3)))])
-        #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 42)))) == [.subscribed(70, .caughtUp(to: .sequence(42)))])
+        // The set's answer is its first frame: news (id 1) at 3, nothing missed; room (id 2) at 42, one past its since.
+        var answers = TetherResumeSet.Answers()
+        answers.append(latest: 3, from: 3, gap: false)
+        answers.append(latest: 42, from: 41, gap: false)
+        #expect(machine.receive(frame(.resumeSet(token: "T2", resumed: true, answers: answers))) == [
+            .subscribed(71, .caughtUp(to: .sequence(3))), .subscribed(70, .caughtUp(to: .sequence(42))),
+        ], "one frame answers the set: no ok per member")
         #expect(machine.receive(frame(.message(ChannelMessage(channel: "room", sequence: 42, data: "x")))) == [.delivery(70, "x", position: .sequence(42))])
         #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 0)))) == [.subscribed(72, .live(at: .sequence(0)))])
         #expect(sent(machine.perform(.ping(5))) == [.ping(id: 4)], "the next id is above every carried one")
@@ -156,7 +160,7 @@ struct TetherResumeSetTests: TetherWireTesting {
         #expect(machine.perform(.subscribe(71, Topic("news"), resume: nil)) == [])
         #expect(machine.perform(.subscribe(73, Topic("fresh"), resume: nil)) == [])
         #expect(machine.perform(.publish(9, Topic("room"), "x", key: "k")) == [], "a publish waits for the first frame")
-        #expect(sent(machine.receive(frame(.resumeSet(token: "T2", resumed: false)))) == [
+        #expect(sent(machine.receive(frame(.resumeSet(token: "T2", resumed: false, answers: nil)))) == [
             .subscribe(id: 5, channel: "news", since: nil), .subscribe(id: 6, channel: "room", since: 41), .publish(id: 7, channel: "room", data: "x", key: "k"),
         ], "the resubscribes first: a publish never overtakes them")
         #expect(sent(machine.perform(.subscribe(72, Topic("later"), resume: .sequence(1)))) == [.subscribe(id: 8, channel: "later", since: 1)])
@@ -168,18 +172,26 @@ struct TetherResumeSetTests: TetherWireTesting {
     func resumeSetOutOfPlace() {
         var v2 = TetherProtocol().makeConnectionMachine(continuing: nil, handshake: Handshake(url: endpoint), subprotocol: "tether.v2")
         _ = v2.start(credentials: nil)
-        expectKinds(v2.receive(frame(.resumeSet(token: "T", resumed: false))), [.end])
+        expectKinds(v2.receive(frame(.resumeSet(token: "T", resumed: false, answers: nil))), [.end])
         var v3 = TetherProtocol().makeConnectionMachine(continuing: nil, handshake: Handshake(url: endpoint), subprotocol: "tether.v3")
         _ = v3.start(credentials: nil)
-        #expect(v3.receive(frame(.resumeSet(token: "T", resumed: false))) == [])
-        expectKinds(v3.receive(frame(.resumeSet(token: "T", resumed: false))), [.end])
+        #expect(v3.receive(frame(.resumeSet(token: "T", resumed: false, answers: nil))) == [])
+        expectKinds(v3.receive(frame(.resumeSet(token: "T", resumed: false, answers: nil))), [.end])
     }
 
-    @Test("the codec reads resume_set and refuses one without its fields or with a token that is not base-64url")
+    @Test("the codec reads resume_set and its answers, and refuses one without its fields, with a token that is not base-64url, or answers that are not varints, or gaps that name no member or go backwards")
     func codecReadsIt() throws {
-        #expect(try codec.decode(.text(#"{"resumed":true,"token":"a-_9","type":"resume_set"}"#)) == .resumeSet(token: "a-_9", resumed: true))
-        #expect(try codec.decode(frame(.resumeSet(token: "T", resumed: false))) == .resumeSet(token: "T", resumed: false))
-        for text in [#"{"token":"a","type":"resume_set"}"#, #"{"resumed":true,"type":"resume_set"}"#, #"{"resumed":true,"token":"a b","type":"resume_set"}"#] {
+        let answers = TetherResumeSet.Answers(codes: [0, 2], gaps: [1])
+        #expect(try codec.decode(.text(#"{"gaps":"B","latest":"AC","resumed":true,"token":"a-_9","type":"resume_set"}"#)) == .resumeSet(token: "a-_9", resumed: true, answers: answers))
+        #expect(try codec.decode(frame(.resumeSet(token: "T", resumed: true, answers: answers))) == .resumeSet(token: "T", resumed: true, answers: answers))
+        #expect(try codec.decode(frame(.resumeSet(token: "T", resumed: false, answers: nil))) == .resumeSet(token: "T", resumed: false, answers: nil))
+        #expect(try codec.decode(.text(#"{"latest":"","resumed":true,"token":"T","type":"resume_set"}"#)) == .resumeSet(token: "T", resumed: true, answers: .init()))
+        for text in [
+            #"{"token":"a","type":"resume_set"}"#, #"{"resumed":true,"type":"resume_set"}"#, #"{"latest":"","resumed":true,"token":"a b","type":"resume_set"}"#,
+            #"{"resumed":true,"token":"T","type":"resume_set"}"#, #"{"latest":"A!","resumed":true,"token":"T","type":"resume_set"}"#,
+            #"{"latest":"g","resumed":true,"token":"T","type":"resume_set"}"#, #"{"gaps":"C","latest":"AC","resumed":true,"token":"T","type":"resume_set"}"#,
+            #"{"gaps":"BA","latest":"AC","resumed":true,"token":"T","type":"resume_set"}"#,
+        ] {
             #expect(throws: CodecError.self) { try codec.decode(.text(text)) }
         }
     }
