@@ -9,12 +9,16 @@ import SDK
 /// on a busy machine is CPU time per message; the rates are shown beside it. `--busy` runs a
 /// CPU-bound process (`bench spin`) beside the rounds. A third client, the raw one handing each
 /// read's decoded messages to a consumer task of its own, shows what any `AsyncSequence` of
-/// messages costs before a session does anything (the session is compared with it too).
+/// messages costs before a session does anything (the session is compared with it too). A fourth
+/// hands each decoded message to a consumer task through an `AsyncStream` of its own, one yield a
+/// message: what an app writes by hand around a raw client. Every consumer reads each message's
+/// `data` (it sums `data["n"]`), so no client's payload goes unread. The ratios are medians of the
+/// rounds' paired ratios (each round runs the four clients in turn).
 struct ThroughputBench {
     let messages: Int
     let rounds: Int
     let busy: Bool
-    /// "session", "raw" or "handoff": one side alone (to profile it), no ratio.
+    /// "session", "raw", "handoff" or "perstream": one side alone (to profile it), no ratio.
     var only: String? = nil
     static let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 
@@ -42,22 +46,28 @@ struct ThroughputBench {
             var session: [Round] = []
             var raw: [Round] = []
             var handOff: [Round] = []
+            var perStream: [Round] = []
+            var wakeUps: [Double] = []
             func measure(_ side: String, _ round: Int) async throws {
                 switch side {
-                case "session": session.append(try await measureSession(port: port, server: server, channel: "s\(round)"))
-                case "raw": raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)", handingOff: false))
-                default: handOff.append(try await measureRaw(port: port, server: server, channel: "h\(round)", handingOff: true))
+                case "session":
+                    let (measured, wakeUpsPerRead) = try await measureSession(port: port, server: server, channel: "s\(round)")
+                    session.append(measured)
+                    wakeUps.append(wakeUpsPerRead)
+                case "raw": raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)", consumer: .none))
+                case "perstream": perStream.append(try await measureRaw(port: port, server: server, channel: "p\(round)", consumer: .perMessage))
+                default: handOff.append(try await measureRaw(port: port, server: server, channel: "h\(round)", consumer: .perRead))
                 }
             }
             if let only {
                 for round in 0..<rounds { try await measure(only, round) }
-                let side = only == "session" ? session : only == "raw" ? raw : handOff
+                let side = only == "session" ? session : only == "raw" ? raw : only == "perstream" ? perStream : handOff
                 let cpu = side.map { $0.cpuSeconds / Double(messages) * 1e6 }.sorted()
                 let rates = side.map { Double(messages) / $0.seconds }.sorted()
                 print("  \(only) alone: median \(median(rates).formatted(0)) msgs/s, CPU median \(median(cpu).formatted(2)) µs/msg (min \(cpu[0].formatted(2)), max \(cpu[cpu.count - 1].formatted(2)))")
                 return
             }
-            let sides = ["session", "raw", "handoff"]
+            let sides = ["session", "raw", "handoff", "perstream"]
             for round in 0..<rounds {
                 // Rotate the order, so no side always runs on a warmer machine.
                 for offset in 0..<sides.count { try await measure(sides[(round + offset) % sides.count], round) }
@@ -71,46 +81,73 @@ struct ThroughputBench {
             print("  session: \(spread(rates(session), 0)) msgs/s, CPU \(spread(cpu(session), 2)) µs/msg")
             print("  raw+decode: \(spread(rates(raw), 0)) msgs/s, CPU \(spread(cpu(raw), 2)) µs/msg")
             print("  raw+decode+hand-off: \(spread(rates(handOff), 0)) msgs/s, CPU \(spread(cpu(handOff), 2)) µs/msg")
-            let rateRatio = median(rates(session)) / median(rates(raw))
-            let cpuRatio = median(cpu(session)) / median(cpu(raw))
-            let handOffRatio = median(cpu(handOff)) / median(cpu(raw))
-            let overHandOff = median(cpu(session)) / median(cpu(handOff))
-            print("throughput: session_msgs_per_s=\(Int(median(rates(session)))) raw_msgs_per_s=\(Int(median(rates(raw)))) ratio=\(rateRatio.formatted(3)) "
-                + "session_cpu_us_per_msg=\(median(cpu(session)).formatted(2)) raw_cpu_us_per_msg=\(median(cpu(raw)).formatted(2)) cpu_ratio=\(cpuRatio.formatted(3)) "
-                + "handoff_cpu_us_per_msg=\(median(cpu(handOff)).formatted(2)) handoff_cpu_ratio=\(handOffRatio.formatted(3)) session_over_handoff=\(overHandOff.formatted(3)) busy=\(busy)")
+            print("  raw+decode+a stream per message: \(spread(rates(perStream), 0)) msgs/s, CPU \(spread(cpu(perStream), 2)) µs/msg")
+            // Paired: each round's ratio (the clients of a round ran one after the other), then the
+            // median and the spread of those ratios.
+            func paired(_ top: [Round], _ bottom: [Round], _ value: (Round) -> Double) -> String {
+                let ratios = zip(top, bottom).map { value($0) / value($1) }.sorted()
+                return "\(median(ratios).formatted(3))(\(ratios[0].formatted(3))…\(ratios[ratios.count - 1].formatted(3)))"
+            }
+            let cpuOf: (Round) -> Double = { $0.cpuSeconds }
+            let rateOf: (Round) -> Double = { 1 / $0.seconds }
+            print("throughput: session_cpu_us=\(median(cpu(session)).formatted(2)) raw_cpu_us=\(median(cpu(raw)).formatted(2)) "
+                + "handoff_cpu_us=\(median(cpu(handOff)).formatted(2)) perstream_cpu_us=\(median(cpu(perStream)).formatted(2)) "
+                + "over_handoff_paired_median=\(paired(session, handOff, cpuOf)) over_raw_paired_median=\(paired(session, raw, cpuOf)) "
+                + "over_perstream_paired_median=\(paired(session, perStream, cpuOf)) rate_ratio_paired_median=\(paired(session, raw, rateOf)) "
+                + "session_msgs_per_s=\(Int(median(rates(session)))) wakeups_per_read=\(median(wakeUps.sorted()).formatted(2)) rounds=\(rounds) busy=\(busy)")
         }
     }
 
     private func median(_ sorted: [Double]) -> Double { sorted[sorted.count / 2] }
 
-    /// Messages through a session to a consumer of its `Subscription`.
-    private func measureSession(port: Int, server: any BenchServer, channel: String) async throws -> Round {
+    /// Messages through a session to a consumer of its `Subscription`; with the wake-ups each
+    /// socket read cost: the run loop's (the funnel's inputs) and the consumer's (the batches it
+    /// took), per read.
+    private func measureSession(port: Int, server: any BenchServer, channel: String) async throws -> (Round, Double) {
         let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:\(port)/").token("bench").noHeartbeat().build()
         let session = Session(settings: settings, transport: NIOWebSocketTransport())
         var result = Round(seconds: 0, cpuSeconds: 0)
+        var wakeUps = 0.0
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await session.run() }
             try await session.connect()
             let subscription = try await session.subscribe(to: channel)
+            let funnelBefore = await session.funnelCounts
             let (start, cpuStart) = (ContinuousClock.now, Self.cpuSeconds())
             group.addTask { try await server.publish(messages, to: channel) }
             var received = 0
-            for try await _ in subscription {
+            var sum = 0.0
+            for try await message in subscription {
+                sum += message.data["n"]?.numberValue ?? 0
                 received += 1
                 if received == messages { break }
             }
             result = Round(seconds: (ContinuousClock.now - start).secondsValue, cpuSeconds: Self.cpuSeconds() - cpuStart)
+            let funnel = await session.funnelCounts
+            let reads = max(1, funnel.reads - funnelBefore.reads)
+            wakeUps = Double(funnel.inputs - funnelBefore.inputs + Int(subscription.batchesTaken)) / Double(reads)
             await session.shutdown()
             group.cancelAll()
+            guard sum > 0 else { throw BenchError("no payload read") }
         }
-        return result
+        return (result, wakeUps)
+    }
+
+    /// What a raw client's decoded messages go to.
+    enum Consumer {
+        /// None: each is dropped where it was decoded.
+        case none
+        /// A consumer task, one array per read (the least an `AsyncSequence` needs).
+        case perRead
+        /// A consumer task, through an `AsyncStream` of messages, one yield each (what an app
+        /// writes by hand).
+        case perMessage
     }
 
     /// Messages on a bare NIO WebSocket connection: authenticate and subscribe by hand, then
-    /// decode each text frame with the same codec (no ordering, no dedupe). `handingOff`: each
-    /// read's messages go to a consumer task as one array (what an app's `AsyncSequence` needs
-    /// at the least); otherwise each is dropped where it was decoded.
-    private func measureRaw(port: Int, server: any BenchServer, channel: String, handingOff: Bool) async throws -> Round {
+    /// decode each text frame with the same codec (no ordering, no dedupe); the messages go to
+    /// `consumer`, which reads each one's `data`.
+    private func measureRaw(port: Int, server: any BenchServer, channel: String, consumer kind: Consumer) async throws -> Round {
         let codec = JSONWireCodec()
         let connection = try await NIOWebSocketTransport().open(url: .init(string: "ws://127.0.0.1:\(port)/")!, headers: [:])
         // The batches the session reads too: the same wake-ups per message on both sides.
@@ -123,14 +160,15 @@ struct ThroughputBench {
         let (start, cpuStart) = (ContinuousClock.now, Self.cpuSeconds())
         async let published: Void = server.publish(messages, to: channel)
         var received = 0
-        var checksum: UInt64 = 0
-        if handingOff {
+        var checksum = 0.0
+        let total = messages
+        switch kind {
+        case .perRead:
             let (reads, consumer) = AsyncStream<[ChannelMessage]>.makeStream()
-            let total = messages
             let consuming = Task {
-                var (sum, count): (UInt64, Int) = (0, 0)
+                var (sum, count): (Double, Int) = (0, 0)
                 for await read in reads {
-                    for message in read { sum &+= message.sequence ?? 0 }
+                    for message in read { sum += message.data["n"]?.numberValue ?? 0 }
                     count += read.count
                     if count >= total { break }
                 }
@@ -146,11 +184,30 @@ struct ThroughputBench {
             }
             consumer.finish()
             checksum = await consuming.value
-        } else {
+        case .perMessage:
+            let (stream, consumer) = AsyncStream<ChannelMessage>.makeStream()
+            let consuming = Task {
+                var (sum, count): (Double, Int) = (0, 0)
+                for await message in stream {
+                    sum += message.data["n"]?.numberValue ?? 0
+                    count += 1
+                    if count >= total { break }
+                }
+                return sum
+            }
             while received < messages, let event = await events.next() {
                 if case .frame(let frame) = event, case .message(let message) = try codec.decode(frame) {
                     received += 1
-                    checksum &+= message.sequence ?? 0
+                    consumer.yield(message)
+                }
+            }
+            consumer.finish()
+            checksum = await consuming.value
+        case .none:
+            while received < messages, let event = await events.next() {
+                if case .frame(let frame) = event, case .message(let message) = try codec.decode(frame) {
+                    received += 1
+                    checksum += message.data["n"]?.numberValue ?? 0
                 }
             }
         }

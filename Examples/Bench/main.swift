@@ -43,7 +43,7 @@ do {
             if arguments.contains("--adapters") {
                 try await AdapterRecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs).run()
             } else {
-                try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs, modes: modes).run()
+                try await RecoveryBench(subscriptions: count, rtt: .milliseconds(rtt), runs: runs, modes: modes, nothingMissed: arguments.contains("--nothing-missed")).run()
             }
         }
     case "proxy":
@@ -57,7 +57,7 @@ do {
         }
     case "throughput":
         let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
-        guard only == nil || ["session", "raw", "handoff"].contains(only ?? "") else { throw BenchError("--only takes session, raw or handoff") }
+        guard only == nil || ["session", "raw", "handoff", "perstream"].contains(only ?? "") else { throw BenchError("--only takes session, raw, handoff or perstream") }
         try await ThroughputBench(
             messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 5), busy: arguments.contains("--busy"), only: only
         ).run()

@@ -1,3 +1,4 @@
+import Foundation
 import SDK
 
 // The client's per-message paths, each in a function of its own that is never inlined:
@@ -41,27 +42,21 @@ func measuredMachine(_ machine: inout TetherProtocol.Machine, _ frames: [Transpo
 @inline(never)
 func measuredRead(_ machine: inout TetherProtocol.Machine, _ frames: [TransportFrame]) -> UInt64 {
     var sum: UInt64 = 0
-    for case .delivery(_, _, let position?) in machine.receive(contentsOf: frames) { sum &+= position.sequence ?? 0 }
+    for case .deliveries(_, let messages) in machine.receive(contentsOf: frames) {
+        for message in messages { sum &+= message.sequence ?? 0 }
+    }
     return sum
 }
 
 /// The session's path for one read, without its actor hops: the machine takes the read, each
-/// run of a subscription's deliveries is held in the channel (`hold`), the turn's messages are
+/// run of a subscription's messages is held in the channel as it came (`hold`), the turn's messages are
 /// handed over as one batch (`takeHeld`, `count`, `offer`), and the subscription's iterator
 /// takes the batch and each message (`received`, `take`). The sum of the positions the app got.
 @inline(never)
 func measuredSession(
     _ machine: inout TetherProtocol.Machine, _ channel: inout Session.ChannelState, _ backlog: Locked<Subscriber.Backlog>, _ frames: [TransportFrame]
 ) -> UInt64 {
-    let actions = machine.receive(contentsOf: frames)
-    var index = actions.startIndex
-    while index < actions.endIndex {
-        guard case .delivery(let subscription, _, _) = actions[index] else {
-            index += 1
-            continue
-        }
-        _ = channel.hold(actions.deliveryRun(of: subscription, on: "room", from: &index))
-    }
+    for case .deliveries(_, let messages) in machine.receive(contentsOf: frames) { _ = channel.hold(messages) }
     let batch = channel.takeHeld(.max)
     _ = channel.count(batch)
     let bytes = batch.approximateByteCount
@@ -72,3 +67,40 @@ func measuredSession(
     while case (let message?, _) = backlog.withLock({ $0.take() }) { sum &+= message.position?.sequence ?? 0 }
     return sum
 }
+
+/// A kept set of `count` channels (base 40), each resumed from 40 with one message missed: the
+/// last socket's state, what the session resumes, the server's `resume_set` answering the set,
+/// and the catch-up messages, as the reference server writes them (not counted).
+func keptSetRecovery(_ count: Int, codec: JSONWireCodec) throws -> (WireSessionState, [WireResume], TransportFrame, [TransportFrame]) {
+    let members = TetherResumeSet.canonical((0..<count).map { TetherResumeSet.Member(channel: "channel-\($0)", base: 40) })
+    let state = WireSessionState(TetherSessionState(token: "T1", members: members))
+    let resuming = (0..<count).map { WireResume(topic: Topic("channel-\($0)"), position: .sequence(40)) }
+    var answers = TetherResumeSet.Answers()
+    for _ in members { answers.append(latest: 41, from: 40, gap: false) }
+    let answer = try codec.encode(ServerMessage.resumeSet(token: "T2", resumed: true, answers: answers))
+    let catchUp = try members.map { try codec.encode(ServerMessage.message(ChannelMessage(channel: $0.channel, sequence: 41, data: payload))) }
+    return (state, resuming, answer, catchUp)
+}
+
+/// The protocol's part of a reconnect's recovery of a kept set: the handshake names the set
+/// (built from the last socket's state), the new socket's machine starts, each subscription is
+/// claimed as the session's replay claims it, the `resume_set` answers the set, and one catch-up
+/// message each is taken (its decode included). The session's own part (the replay's steps, the
+/// report) is not in it: it runs on the actor. The number of subscriptions answered plus the sum
+/// of the delivered positions.
+@inline(never)
+func measuredResume(_ state: WireSessionState, _ resuming: [WireResume], _ answer: TransportFrame, _ catchUp: [TransportFrame]) -> UInt64 {
+    let tether = TetherProtocol()
+    let handshake = tether.handshake(endpoint: resumeEndpoint, credentials: nil, resuming: resuming, continuing: state)
+    var machine = tether.makeConnectionMachine(continuing: state, handshake: handshake, subprotocol: TetherResumeSet.subprotocol)
+    _ = machine.start(credentials: nil)
+    for (index, resume) in resuming.enumerated() { _ = machine.perform(.subscribe(SubscriptionID(index + 1), resume.topic, resume: resume.position)) }
+    var sum: UInt64 = 0
+    for case .subscribed in machine.receive(answer) { sum += 1 }
+    for case .deliveries(_, let messages) in machine.receive(contentsOf: catchUp) {
+        for message in messages { sum &+= message.sequence ?? 0 }
+    }
+    return sum
+}
+
+let resumeEndpoint = URL(string: "ws://127.0.0.1:9/")!

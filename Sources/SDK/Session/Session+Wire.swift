@@ -104,6 +104,10 @@ extension Session {
                 // The deliveries for the same subscription right after it go with it, in one step.
                 index -= 1
                 deliver(actions.deliveryRun(of: subscription, on: channel, from: &index), to: channel)
+            case .deliveries(let subscription, let messages):
+                // A run as the codec built it: handed on as it is, its channel looked up once.
+                guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
+                deliver(messages, to: channel)
             case .redelivery(let subscription, let data, let position):
                 guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
                 var message = ChannelMessage(channel: channel, position: position, data: data)

@@ -40,6 +40,10 @@ public struct Subscription: AsyncSequence, Sendable {
         self.drained = drained
     }
 
+    /// How many batches the subscription's iterators took from the session: each at most one
+    /// wake-up of the reading task.
+    package var batchesTaken: UInt64 { backlog.withLock { $0.batches } }
+
     /// The position of the last message the session handed to this subscription.
     package var lastHandedPosition: StreamPosition? { backlog.withLock { $0.lastPosition } }
 

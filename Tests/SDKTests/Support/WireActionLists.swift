@@ -30,7 +30,7 @@ enum ActionKind: Hashable, CustomStringConvertible {
         case .subscribed: .subscribed
         case .subscriptionFailed: .subscriptionFailed
         case .subscriptionEnded: .subscriptionEnded
-        case .delivery, .redelivery: .delivery
+        case .delivery, .redelivery, .deliveries: .delivery
         case .replied: .replied
         case .arm: .arm
         case .cancel: .cancel

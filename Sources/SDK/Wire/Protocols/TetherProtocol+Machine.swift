@@ -4,8 +4,8 @@ import Foundation
 extension TetherProtocol {
     /// One socket's Tether state.
     package struct Machine: WireMachine {
-        private enum Step: Hashable, Sendable { case opened, authenticating(RequestID), awaitingResumeSet }
-        private enum Pending {
+        enum Step: Hashable, Sendable { case opened, authenticating(RequestID), awaitingResumeSet }
+        enum Pending {
             case subscribe(SubscriptionID, resumed: Bool)
             /// Carried by the upgrade request; the core has not (yet) asked for it.
             case carried(channel: String, resumed: Bool)
@@ -14,14 +14,14 @@ extension TetherProtocol {
             case ping(RequestID)
         }
 
-        private let codec: any WireCodec
-        private var gate = HandshakeGate(Step.opened)
+        let codec: any WireCodec
+        var gate = HandshakeGate(Step.opened)
         /// Request ids on the wire are this socket's own (the core's may be anything).
-        private var nextWireID: RequestID = 0
-        private var pending: [RequestID: Pending] = [:]
+        var nextWireID: RequestID = 0
+        var pending: [RequestID: Pending] = [:]
         /// What a channel's messages go to: its subscription, and the last sequence number it
         /// delivered (or resumed after) — one at or below it is a duplicate, dropped here.
-        private struct Route {
+        struct Route {
             let subscription: SubscriptionID
             var lastDelivered: UInt64?
             /// Its `ok` came. The server sends a subscription's messages after its `ok`: one for
@@ -46,15 +46,15 @@ extension TetherProtocol {
             case issued(token: String)
         }
 
-        private var channels: [String: Route] = [:]
-        private var subscriptions: [SubscriptionID: String] = [:]
+        var channels: [String: Route] = [:]
+        var subscriptions: [SubscriptionID: String] = [:]
         /// Requests go out behind `auth` without waiting for its `ok`.
-        private let pipelines: Bool
+        let pipelines: Bool
         /// The subscriptions the upgrade carried, when the server chose version 2; nil: version 1.
-        private let upgraded: [TetherUpgrade.Entry]?
+        let upgraded: [TetherUpgrade.Entry]?
         /// Carried subscriptions by channel, until the core asks for them.
-        private var carried: [String: RequestID] = [:]
-        private var resumeSet: ResumeSet
+        var carried: [String: RequestID] = [:]
+        var resumeSet: ResumeSet
 
         init(codec: any WireCodec, pipelines: Bool, upgraded: [TetherUpgrade.Entry]?, resumeSet: ResumeSet = .none) {
             self.codec = codec
@@ -62,25 +62,6 @@ extension TetherProtocol {
             self.upgraded = upgraded
             self.resumeSet = resumeSet
         }
-
-        /// On version 3, the token and the subscriptions answered on this socket (or, before the
-        /// server's first frame, the last socket's); nothing otherwise.
-        package var sessionState: WireSessionState? {
-            switch resumeSet {
-            case .none:
-                return nil
-            case .awaited(_, let kept):
-                return kept
-            case .issued(let token):
-                let members = channels.compactMap { channel, route in
-                    route.answered ? route.base.map { TetherResumeSet.Member(channel: channel, base: $0) } : nil
-                }
-                return WireSessionState(TetherSessionState(token: token, members: TetherResumeSet.canonical(members)))
-            }
-        }
-
-        /// None: a server forgets a resume token within minutes, so a relaunch resumes by name.
-        package var durableSessionState: WireSessionState? { nil }
 
         package mutating func start(credentials: Secret?) -> [WireAction] {
             guard gate.step == .opened else { return [] }
@@ -111,16 +92,7 @@ extension TetherProtocol {
             return actions
         }
 
-        /// The frames of one read: what ``receive(_:)`` answers for each, in one array (a
-        /// channel's message takes no array of its own).
-        package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
-            var actions: [WireAction] = []
-            actions.reserveCapacity(frames.count)
-            for frame in frames { receive(frame, into: &actions) }
-            return actions
-        }
-
-        private mutating func receive(_ frame: TransportFrame, into actions: inout [WireAction]) {
+        mutating func receive(_ frame: TransportFrame, into actions: inout [WireAction]) {
             guard !gate.isEnded else { return }
             let message: ServerMessage
             do {
@@ -136,19 +108,8 @@ extension TetherProtocol {
             }
         }
 
-        private mutating func delivery(of message: ChannelMessage) -> WireAction? {
-            // One lookup per message: the route is read and changed in place.
-            guard let index = channels.index(forKey: message.channel), channels.values[index].answered else { return nil }
-            let subscription = channels.values[index].subscription
-            if let sequence = message.sequence {
-                if let last = channels.values[index].lastDelivered, sequence <= last { return nil }
-                channels.values[index].lastDelivered = sequence
-            }
-            return .delivery(subscription, message.data, position: message.position)
-        }
-
         /// The server answers `entries` (carried by the upgrade).
-        private mutating func carry(_ entries: [TetherUpgrade.Entry]) {
+        mutating func carry(_ entries: [TetherUpgrade.Entry]) {
             // Each will be claimed: room for all of them at once.
             pending.reserveCapacity(pending.count + entries.count)
             carried.reserveCapacity(carried.count + entries.count)
@@ -161,40 +122,7 @@ extension TetherProtocol {
             }
         }
 
-        /// The server resumed the set: `answers` answers each of `entries` (the set's wanted
-        /// members, in order), as its `ok` would have; nil when it does not answer them all or a
-        /// member's latest is no sequence number.
-        private mutating func answerSet(_ entries: [TetherUpgrade.Entry], _ answers: TetherResumeSet.Answers?) -> [WireAction]? {
-            guard let answers, answers.codes.count == entries.count else { return nil }
-            var actions: [WireAction] = []
-            actions.reserveCapacity(entries.count)
-            var gaps = answers.gaps[...]
-            for (index, entry) in entries.enumerated() {
-                guard let latest = TetherResumeSet.Answers.latest(answers.codes[index], from: entry.since ?? 0) else { return nil }
-                let gap = gaps.first == index
-                if gap { gaps.removeFirst() }
-                actions += handle(.ack(Ack(id: entry.id, sequence: latest, gap: gap)))
-            }
-            return actions
-        }
-
-        /// The server does not answer `entries` after all: those the core asked for go in frames.
-        private mutating func uncarry(_ entries: [TetherUpgrade.Entry]) -> [WireAction] {
-            var actions: [WireAction] = []
-            for entry in entries {
-                if carried[entry.channel] == entry.id {
-                    carried[entry.channel] = nil
-                    pending[entry.id] = nil
-                } else if case .subscribe(let subscription, _)? = pending.removeValue(forKey: entry.id), let since = channels[entry.channel].map({ $0.lastDelivered }) {
-                    let id = makeWireID()
-                    pending[id] = .subscribe(subscription, resumed: since != nil)
-                    actions += send(.subscribe(id: id, channel: entry.channel, since: since)) ?? [.subscriptionFailed(subscription, Self.encodingFailure)]
-                }
-            }
-            return actions
-        }
-
-        private mutating func handle(_ message: ServerMessage) -> [WireAction] {
+        mutating func handle(_ message: ServerMessage) -> [WireAction] {
             switch message {
             case .resumeSet(let token, let resumed, let answers):
                 guard case .awaited(let bySet, _) = resumeSet else {
@@ -335,31 +263,31 @@ extension TetherProtocol {
 
         package mutating func timerFired(_ timer: WireTimer) -> [WireAction] { [] }
 
-        private static let encodingFailure = WireFailure(code: "encoding_failed", message: "the message cannot be encoded within the protocol's limits")
+        static let encodingFailure = WireFailure(code: "encoding_failed", message: "the message cannot be encoded within the protocol's limits")
 
-        private mutating func makeWireID() -> RequestID {
+        mutating func makeWireID() -> RequestID {
             nextWireID += 1
             return nextWireID
         }
 
-        private mutating func sendUnsubscribe(_ channel: String) -> [WireAction] {
+        mutating func sendUnsubscribe(_ channel: String) -> [WireAction] {
             let id = makeWireID()
             pending[id] = .unsubscribe
             return send(.unsubscribe(id: id, channel: channel)) ?? []
         }
 
-        private mutating func forget(_ subscription: SubscriptionID) {
+        mutating func forget(_ subscription: SubscriptionID) {
             guard let channel = subscriptions.removeValue(forKey: subscription) else { return }
             if channels[channel]?.subscription == subscription { channels[channel] = nil }
         }
 
         /// The frame for a message, or nil when the codec refuses it.
-        private func send(_ message: ClientMessage) -> [WireAction]? {
+        func send(_ message: ClientMessage) -> [WireAction]? {
             guard let frame = try? codec.encode(message) else { return nil }
             return [.send(frame)]
         }
 
-        private mutating func end(_ ending: WireEnding) -> [WireAction] {
+        mutating func end(_ ending: WireEnding) -> [WireAction] {
             gate.end()
             return [.end(ending)]
         }

@@ -134,10 +134,18 @@ package enum TetherResumeSet {
             hash ^= UInt64(byte)
             hash = hash &* 0x0100_0000_01b3
         }
+        // The base's decimal digits, most significant first, without a `String` a member.
         for member in members {
             for byte in member.channel.utf8 { add(byte) }
             add(0)
-            for byte in String(member.base).utf8 { add(byte) }
+            var divisor: UInt64 = 1
+            while member.base / divisor >= 10 { divisor *= 10 }
+            var rest = member.base
+            while divisor > 0 {
+                add(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
             add(0)
         }
         return hash
@@ -191,15 +199,14 @@ package enum TetherResumeSet {
     /// `value` as base-64url digits of five bits, most significant first; every digit but the
     /// last has its sixth bit set.
     package static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var groups: [UInt8] = [UInt8(value & 31)]
-        var rest = value >> 5
-        while rest > 0 {
-            groups.append(UInt8(rest & 31))
-            rest >>= 5
+        // The most significant group's shift (a multiple of five), then each group down to it.
+        var shift: UInt64 = 0
+        while shift < 60, value >> (shift + 5) > 0 { shift += 5 }
+        while shift > 0 {
+            bytes.append(alphabet[Int((value >> shift) & 31 | 32)])
+            shift -= 5
         }
-        for (index, group) in groups.reversed().enumerated() {
-            bytes.append(alphabet[Int(index == groups.count - 1 ? group : group | 32)])
-        }
+        bytes.append(alphabet[Int(value & 31)])
     }
 
     /// The varints of ``appendVarint(_:to:)`` in `text`; nil when it is not a whole number of

@@ -1,0 +1,88 @@
+extension TetherProtocol.Machine {
+    /// The frames of one read: what ``receive(_:)`` answers for each, in one array, but the
+    /// messages of one subscription that come one after another go as one
+    /// ``WireAction/deliveries(_:_:)``, routed once, the messages as the codec built them.
+    package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
+        var actions: [WireAction] = []
+        var run = Run()
+        for frame in frames {
+            guard !gate.isEnded else { break }
+            let message: ServerMessage
+            do {
+                message = try codec.decode(frame)
+            } catch {
+                run.end(into: &actions, routes: &channels)
+                actions += end(WireEnding(.error("bad frame from server: \(error)"), .retry))
+                break
+            }
+            guard case .message(let delivered) = message else {
+                // Anything else may change the routes: the run ends before it.
+                run.end(into: &actions, routes: &channels)
+                actions += handle(message)
+                continue
+            }
+            if !run.isOn(delivered.channel) {
+                run.end(into: &actions, routes: &channels)
+                // One lookup for the run; an unanswered route takes nothing (see `delivery`).
+                guard let index = channels.index(forKey: delivered.channel), channels.values[index].answered else { continue }
+                run = Run(index: index, channel: delivered.channel, route: channels.values[index])
+            }
+            run.take(delivered)
+        }
+        run.end(into: &actions, routes: &channels)
+        return actions
+    }
+
+    /// The messages of one subscription read one after another, and its route as they leave
+    /// it (the last sequence delivered), written back when the run ends.
+    struct Run {
+        var index: [String: Route].Index?
+        var channel = ""
+        var subscription: SubscriptionID = 0
+        var lastDelivered: UInt64?
+        var messages: [ChannelMessage] = []
+
+        init() {}
+
+        init(index: [String: Route].Index, channel: String, route: Route) {
+            self.index = index
+            self.channel = channel
+            self.subscription = route.subscription
+            self.lastDelivered = route.lastDelivered
+        }
+
+        /// Indicates that a run of `channel`'s messages is under way (a short name compares
+        /// as a few words).
+        func isOn(_ channel: String) -> Bool { index != nil && self.channel == channel }
+
+        /// Takes `message`, unless it was delivered already (at or below the last sequence).
+        mutating func take(_ message: ChannelMessage) {
+            if let sequence = message.sequence {
+                if let last = lastDelivered, sequence <= last { return }
+                lastDelivered = sequence
+            }
+            messages.append(message)
+        }
+
+        /// Ends the run: its messages go as one action, the route keeps where it stopped.
+        mutating func end(into actions: inout [WireAction], routes: inout [String: Route]) {
+            guard let index else { return }
+            routes.values[index].lastDelivered = lastDelivered
+            if !messages.isEmpty { actions.append(.deliveries(subscription, messages)) }
+            self = Run()
+        }
+    }
+
+    /// One frame's message (``receive(_:)``): its delivery, unless its route is unanswered or it
+    /// was delivered already.
+    mutating func delivery(of message: ChannelMessage) -> WireAction? {
+        // One lookup per message: the route is read and changed in place.
+        guard let index = channels.index(forKey: message.channel), channels.values[index].answered else { return nil }
+        let subscription = channels.values[index].subscription
+        if let sequence = message.sequence {
+            if let last = channels.values[index].lastDelivered, sequence <= last { return nil }
+            channels.values[index].lastDelivered = sequence
+        }
+        return .delivery(subscription, message.data, position: message.position)
+    }
+}
