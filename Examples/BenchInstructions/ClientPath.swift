@@ -42,7 +42,7 @@ func measuredMachine(_ machine: inout TetherProtocol.Machine, _ frames: [Transpo
 @inline(never)
 func measuredRead(_ machine: inout TetherProtocol.Machine, _ frames: [TransportFrame]) -> UInt64 {
     var sum: UInt64 = 0
-    for case .deliveries(_, let messages) in machine.receive(contentsOf: frames) {
+    for case .deliveries(_, let messages, _) in machine.receive(contentsOf: frames) {
         for message in messages { sum &+= message.sequence ?? 0 }
     }
     return sum
@@ -56,10 +56,9 @@ func measuredRead(_ machine: inout TetherProtocol.Machine, _ frames: [TransportF
 func measuredSession(
     _ machine: inout TetherProtocol.Machine, _ channel: inout Session.ChannelState, _ backlog: Locked<Subscriber.Backlog>, _ frames: [TransportFrame]
 ) -> UInt64 {
-    for case .deliveries(_, let messages) in machine.receive(contentsOf: frames) { _ = channel.hold(messages) }
-    let batch = channel.takeHeld(.max)
+    for case .deliveries(_, let messages, let bytes) in machine.receive(contentsOf: frames) { _ = channel.hold(messages, bytes: bytes) }
+    let (batch, bytes) = channel.takeHeld(.max)
     _ = channel.count(batch)
-    let bytes = batch.approximateByteCount
     guard channel.offer(batch, bytes: bytes, limit: 10_000, byteLimit: .max).isEmpty else { fatalError("the subscriber refused a batch") }
     // What the subscription's iterator does with the batch it takes from the stream.
     _ = backlog.withLock { $0.received(Subscriber.Batch(messages: batch, bytes: bytes)) }
@@ -97,7 +96,7 @@ func measuredResume(_ state: WireSessionState, _ resuming: [WireResume], _ answe
     for (index, resume) in resuming.enumerated() { _ = machine.perform(.subscribe(SubscriptionID(index + 1), resume.topic, resume: resume.position)) }
     var sum: UInt64 = 0
     for case .subscribed in machine.receive(answer) { sum += 1 }
-    for case .deliveries(_, let messages) in machine.receive(contentsOf: catchUp) {
+    for case .deliveries(_, let messages, _) in machine.receive(contentsOf: catchUp) {
         for message in messages { sum &+= message.sequence ?? 0 }
     }
     return sum

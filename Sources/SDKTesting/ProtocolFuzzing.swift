@@ -96,7 +96,7 @@ public enum ProtocolFuzzing {
                 case .ready:
                     if isReady { problem = "ready twice" }
                     isReady = true
-                case .delivery(let subscription, _, _), .redelivery(let subscription, _, _), .deliveries(let subscription, _), .subscribed(let subscription, _), .subscriptionFailed(let subscription, _),
+                case .delivery(let subscription, _, _), .redelivery(let subscription, _, _), .deliveries(let subscription, _, _), .subscribed(let subscription, _), .subscriptionFailed(let subscription, _),
                      .subscriptionEnded(let subscription, _):
                     if subscription != 7 { problem = "an action for a subscription it does not hold: \(action)" }
                 case .replied(let request, _):

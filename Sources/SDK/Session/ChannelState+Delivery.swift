@@ -8,12 +8,14 @@ extension Session.ChannelState {
         subscribers[id] = subscriber
     }
 
-    /// Holds the messages of `run` for the subscribers, keeping the position of the last. A
-    /// message up to ``redeliverUntil`` is flagged as coming again. `true`: the run holds the
-    /// channel's first messages of the turn. In place: nothing is copied per message.
-    package mutating func hold(_ run: [ChannelMessage]) -> Bool {
+    /// Holds the messages of `run` (of `bytes`, as the subscribers' byte bound counts them) for
+    /// the subscribers, keeping the position of the last. A message up to ``redeliverUntil`` is
+    /// flagged as coming again. `true`: the run holds the channel's first messages of the turn.
+    /// In place: nothing is copied per message.
+    package mutating func hold(_ run: [ChannelMessage], bytes: Int) -> Bool {
         // The channel's first messages of the turn: none held beyond those waiting for the store.
         let first = !run.isEmpty && undelivered.count == awaitingStore.last?.count ?? 0
+        undeliveredBytes += bytes
         if redeliverUntil == nil, !flowControlled {
             // The usual case: the run is held as it is (the turn's first takes its array whole).
             if let last = run.last(where: { $0.position != nil })?.position { position = last }
@@ -42,14 +44,17 @@ extension Session.ChannelState {
         return first
     }
 
-    /// Takes the first `count` held messages, to be handed over.
-    package mutating func takeHeld(_ count: Int) -> [ChannelMessage] {
+    /// Takes the first `count` held messages, to be handed over, and their bytes (a share of
+    /// what the held ones were counted, by number, when not all are taken).
+    package mutating func takeHeld(_ count: Int) -> (messages: [ChannelMessage], bytes: Int) {
         guard count < undelivered.count else {
-            defer { undelivered = [] }
-            return undelivered
+            defer { (undelivered, undeliveredBytes) = ([], 0) }
+            return (undelivered, undeliveredBytes)
         }
+        let bytes = undeliveredBytes * count / undelivered.count
+        undeliveredBytes -= bytes
         defer { undelivered.removeFirst(count) }
-        return Array(undelivered.prefix(count))
+        return (Array(undelivered.prefix(count)), bytes)
     }
 
     /// `batch` was handed over: counted as the channel's (``handedOver``, ``handedThrough``).

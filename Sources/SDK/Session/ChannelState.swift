@@ -31,6 +31,8 @@ extension Session {
                 yield &storage.undelivered
             }
         }
+        /// The size of `undelivered`, as the subscribers' byte bound counts it.
+        var undeliveredBytes = 0
         /// With a store: how many of `undelivered` wait for the store batch that records their
         /// positions (counted from the first), oldest first (``Session/handOverStored()``).
         var awaitingStore: [(batch: UInt64, count: Int)] {

@@ -2,10 +2,12 @@ extension Session {
     /// Messages of one channel for the app, in order: those that are not duplicates are counted
     /// for the recovery and held for the channel's subscribers until the turn ends
     /// (``flushDeliveries()``).
-    func deliver(_ messages: [ChannelMessage], to channel: String) {
+    /// `bytes`: their size for the subscribers' byte bound (the frames' where the machine knows
+    /// it; otherwise their data's JSON text, counted here).
+    func deliver(_ messages: [ChannelMessage], to channel: String, bytes: Int? = nil) {
         // In place, one lookup for the run: the channel's state is not copied. The protocol's
         // machine has dropped what was delivered already.
-        guard let first = channels[channel]?.hold(messages) else { return }
+        guard let first = channels[channel]?.hold(messages, bytes: bytes ?? messages.approximateByteCount) else { return }
         if first { turn.delivering.append(channel) }
         // Counted for the recovery before the app sees them: when the app sees the last missed
         // message, the recovery's report is already published.
@@ -55,7 +57,7 @@ extension Session {
     /// mirrored in one update, then each batch goes to the subscribers it had.
     private func flushWithoutStore(_ names: [String]) {
         var positions: [(name: String, position: StreamPosition?)] = []
-        var batches: [(name: String, batch: [ChannelMessage], subscribers: [UInt64: Subscriber], last: StreamPosition?)] = []
+        var batches: [(name: String, batch: [ChannelMessage], bytes: Int, subscribers: [UInt64: Subscriber], last: StreamPosition?)] = []
         var controlled: [(name: String, held: Int)] = []
         positions.reserveCapacity(names.count)
         batches.reserveCapacity(names.count)
@@ -66,17 +68,17 @@ extension Session {
                 guard !state.undelivered.isEmpty else { return }
                 if !state.awaitingStore.isEmpty { state.awaitingStore = [] }
                 guard !state.flowControlled else { return controlled.append((name, state.undelivered.count)) }
-                let batch = state.takeHeld(.max)
-                batches.append((name, batch, state.subscribers, state.count(batch)))
+                let (batch, bytes) = state.takeHeld(.max)
+                batches.append((name, batch, bytes, state.subscribers, state.count(batch)))
             }
         }
         diagnostics.update { mirror in
             for (name, last) in positions { mirror.channels[name] = .some(last) }
         }
-        for (name, batch, subscribers, last) in batches {
+        for (name, batch, bytes, subscribers, last) in batches {
             acknowledgeFinished(name, through: last)
             let refused = ChannelState.offer(
-                batch, bytes: batch.approximateByteCount, to: subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
+                batch, bytes: bytes, to: subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
             if !refused.isEmpty { holdBack(refused, on: name) }
         }
         for (name, held) in controlled { handOver(held, on: name) }
@@ -103,12 +105,12 @@ extension Session {
     /// subscriber at its bound is held back (``holdBack(_:on:)``).
     private func handOver(_ count: Int, on name: String) {
         // In place; the subscribers as they are now get the batch.
-        guard let (batch, flowControlled, handedOver, subscribers) = channels[name]?.update({ ($0.takeHeld(count), $0.flowControlled, $0.handedOver, $0.subscribers) })
+        guard let ((batch, bytes), flowControlled, handedOver, subscribers) = channels[name]?.update({ ($0.takeHeld(count), $0.flowControlled, $0.handedOver, $0.subscribers) })
         else { return }
         guard !flowControlled else { return handOverControlled(batch, on: name) }
         counted(batch, on: name, from: handedOver)
         let refused = ChannelState.offer(
-            batch, bytes: batch.approximateByteCount, to: subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
+            batch, bytes: bytes, to: subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
         if !refused.isEmpty { holdBack(refused, on: name) }
     }
 

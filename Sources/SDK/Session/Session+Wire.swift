@@ -104,10 +104,11 @@ extension Session {
                 // The deliveries for the same subscription right after it go with it, in one step.
                 index -= 1
                 deliver(actions.deliveryRun(of: subscription, on: channel, from: &index), to: channel)
-            case .deliveries(let subscription, let messages):
-                // A run as the codec built it: handed on as it is, its channel looked up once.
+            case .deliveries(let subscription, let messages, let bytes):
+                // A run as the codec built it: handed on as it is, its channel looked up once,
+                // its size its frames'.
                 guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
-                deliver(messages, to: channel)
+                deliver(messages, to: channel, bytes: bytes)
             case .redelivery(let subscription, let data, let position):
                 guard let channel = link.connection?.channels.channel(of: subscription) else { continue }
                 var message = ChannelMessage(channel: channel, position: position, data: data)

@@ -20,9 +20,10 @@ extension AppSettings.Builder {
         return copy
     }
 
-    /// How many bytes of messages one ``Subscription`` may hold unread (default 8 MiB, counted
-    /// as the messages' JSON text), as ``subscriberBufferLimit(_:)`` bounds their number: the
-    /// first bound reached holds it back. 1 KiB to 1 GiB.
+    /// How many bytes of messages one ``Subscription`` may hold unread (default 8 MiB; an
+    /// approximate size: the frames' where Tether's protocol takes a read of frames at once, as
+    /// from the NIO transport, else the messages' JSON text), as ``subscriberBufferLimit(_:)``
+    /// bounds their number: the first bound reached holds it back. 1 KiB to 1 GiB.
     public func subscriberBufferBytes(_ bytes: Int) -> Self {
         var copy = self
         copy.subscriberBufferBytes = bytes

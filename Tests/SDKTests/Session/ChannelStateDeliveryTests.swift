@@ -12,23 +12,23 @@ struct ChannelStateDeliveryTests {
     @Test("a run is held in order; the channel's position is its last numbered message; only the turn's first run is 'first'")
     func holding() {
         var state = Session.ChannelState.empty
-        let first = state.hold(messages(1, 2, nil))
+        let first = state.hold(messages(1, 2, nil), bytes: 10)
         #expect(first, "the turn's first run")
         #expect(state.position == .sequence(2), "the last numbered message, not the unnumbered after it")
-        let later = state.hold(messages(3))
+        let later = state.hold(messages(3), bytes: 10)
         #expect(!later, "a later run of the same turn")
         #expect(state.undelivered.map(\.sequence) == [1, 2, nil, 3])
         #expect(state.position == .sequence(3))
-        let empty = state.hold([])
+        let empty = state.hold([], bytes: 10)
         #expect(!empty, "an empty run is never first")
     }
 
     @Test("with messages awaiting the store, the turn's first run is the one after them")
     func firstAfterTheStore() {
         var state = Session.ChannelState.empty
-        _ = state.hold(messages(1, 2))
+        _ = state.hold(messages(1, 2), bytes: 10)
         state.awaitingStore = [(batch: 1, count: 2)]
-        let first = state.hold(messages(3))
+        let first = state.hold(messages(3), bytes: 10)
         #expect(first, "the two held wait for the store: 3 starts this turn's")
     }
 
@@ -36,7 +36,7 @@ struct ChannelStateDeliveryTests {
     func redeliveries() {
         var state = Session.ChannelState.empty
         state.redeliverUntil = .sequence(2)
-        _ = state.hold(messages(1, 2, 3))
+        _ = state.hold(messages(1, 2, 3), bytes: 10)
         #expect(state.undelivered.map(\.isRedelivery) == [true, true, false])
         #expect(state.redeliverUntil == nil, "reached: the flagging ends")
     }
@@ -44,25 +44,28 @@ struct ChannelStateDeliveryTests {
     @Test("flow-controlled, a catch-up's earlier messages do not move the channel's position back")
     func flowControlledPosition() {
         var state = Session.ChannelState.empty
-        _ = state.hold(messages(10))
+        _ = state.hold(messages(10), bytes: 10)
         state.flowControlled = true
-        _ = state.hold(messages(4, 5))
+        _ = state.hold(messages(4, 5), bytes: 10)
         #expect(state.position == .sequence(10))
-        _ = state.hold(messages(11))
+        _ = state.hold(messages(11), bytes: 10)
         #expect(state.position == .sequence(11))
     }
 
     @Test("takeHeld takes from the front, as many as asked (or all); count moves handedOver and handedThrough")
     func takingAndCounting() {
         var state = Session.ChannelState.empty
-        _ = state.hold(messages(1, 2, 3))
-        let front = state.takeHeld(2)
+        _ = state.hold(messages(1, 2, 3), bytes: 30)
+        let (front, frontBytes) = state.takeHeld(2)
         #expect(front.map(\.sequence) == [1, 2] && state.undelivered.map(\.sequence) == [3])
+        #expect(frontBytes == 20 && state.undeliveredBytes == 10, "a share of the held bytes, by number")
         let last = state.count(front)
         #expect(last == .sequence(2))
         #expect(state.handedOver == 2 && state.handedThrough == .sequence(2))
-        let rest = state.takeHeld(.max)
-        #expect(rest.map(\.sequence) == [3] && state.undelivered.isEmpty)
+        _ = state.hold(messages(4), bytes: 7)
+        let (rest, restBytes) = state.takeHeld(.max)
+        #expect(rest.map(\.sequence) == [3, 4] && state.undelivered.isEmpty)
+        #expect(restBytes == 17 && state.undeliveredBytes == 0, "all taken: the bytes as they were held")
         let unnumbered = state.count(messages(nil))
         #expect(unnumbered == nil && state.handedOver == 3 && state.handedThrough == .sequence(2), "an unnumbered message counts, and moves no position")
     }

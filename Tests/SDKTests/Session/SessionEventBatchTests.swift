@@ -78,10 +78,11 @@ struct SessionEventBatchTests {
     /// with the connection and what the session sends after `auth`.
     func withConnectedSession(
         _ serverProtocol: ServerProtocol = .tether(handshake: .afterAuthentication), clock: TestClock = TestClock(),
+        configure: (AppSettings.Builder) -> AppSettings.Builder = { $0 },
         _ body: (Session, BatchConnection, inout AsyncStream<TransportFrame>.Iterator, StatusRecorder) async throws -> Void
     ) async throws {
         let transport = BatchTransport()
-        let settings = try AppSettings.testing(auto: false) { $0.serverProtocol(serverProtocol) }
+        let settings = try AppSettings.testing(auto: false) { configure($0.serverProtocol(serverProtocol)) }
         let session = Session(settings: settings, transport: transport, clock: clock, lifecycle: LifecycleDriver())
         try await withRunningSession(session) { status in
             var opened = transport.opened.makeAsyncIterator()

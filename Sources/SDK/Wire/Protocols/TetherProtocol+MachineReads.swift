@@ -27,7 +27,7 @@ extension TetherProtocol.Machine {
                 guard let index = channels.index(forKey: delivered.channel), channels.values[index].answered else { continue }
                 run = Run(index: index, channel: delivered.channel, route: channels.values[index])
             }
-            run.take(delivered)
+            run.take(delivered, bytes: frame.byteCount)
         }
         run.end(into: &actions, routes: &channels)
         return actions
@@ -41,6 +41,8 @@ extension TetherProtocol.Machine {
         var subscription: SubscriptionID = 0
         var lastDelivered: UInt64?
         var messages: [ChannelMessage] = []
+        /// The frame bytes of `messages`.
+        var bytes = 0
 
         init() {}
 
@@ -55,20 +57,22 @@ extension TetherProtocol.Machine {
         /// as a few words).
         func isOn(_ channel: String) -> Bool { index != nil && self.channel == channel }
 
-        /// Takes `message`, unless it was delivered already (at or below the last sequence).
-        mutating func take(_ message: ChannelMessage) {
+        /// Takes `message` (a frame of `bytes`), unless it was delivered already (at or below
+        /// the last sequence).
+        mutating func take(_ message: ChannelMessage, bytes: Int) {
             if let sequence = message.sequence {
                 if let last = lastDelivered, sequence <= last { return }
                 lastDelivered = sequence
             }
             messages.append(message)
+            self.bytes += bytes
         }
 
         /// Ends the run: its messages go as one action, the route keeps where it stopped.
         mutating func end(into actions: inout [WireAction], routes: inout [String: Route]) {
             guard let index else { return }
             routes.values[index].lastDelivered = lastDelivered
-            if !messages.isEmpty { actions.append(.deliveries(subscription, messages)) }
+            if !messages.isEmpty { actions.append(.deliveries(subscription, messages, bytes: bytes)) }
             self = Run()
         }
     }

@@ -126,9 +126,10 @@ package enum WireAction: Hashable, Sendable {
     case subscriptionEnded(SubscriptionID, reason: String)
     case delivery(SubscriptionID, JSONValue, position: StreamPosition?)
     /// A run of one subscription's messages from one read, in order, as the codec built them
-    /// (the subscription's channel, positions, nothing flagged): the core hands them on as they
-    /// are, looking the channel up once for the run (Tether's machine, from a read).
-    case deliveries(SubscriptionID, [ChannelMessage])
+    /// (the subscription's channel, positions, nothing flagged), and their frames' bytes (what
+    /// the subscribers' byte bound counts): the core hands them on as they are, looking the
+    /// channel up once for the run (Tether's machine, from a read).
+    case deliveries(SubscriptionID, [ChannelMessage], bytes: Int)
     /// A message the server says it sent before (MQTT's DUP flag): delivered, flagged
     /// ``ChannelMessage/isRedelivery``.
     case redelivery(SubscriptionID, JSONValue, position: StreamPosition?)

@@ -5,7 +5,7 @@ import Testing
 extension WireAction {
     /// A run as the actions one frame at a time give it: one `delivery` per message.
     var oneByOne: [WireAction] {
-        guard case .deliveries(let subscription, let messages) = self else { return [self] }
+        guard case .deliveries(let subscription, let messages, _) = self else { return [self] }
         return messages.map { .delivery(subscription, $0.data, position: $0.position) }
     }
 }
@@ -14,6 +14,11 @@ extension WireAction {
 /// once, each message as the codec built it; a duplicate inside a run is dropped, and where the
 /// run stopped is kept for the next read.
 extension TetherProtocolTests {
+    /// The run of `messages` for `subscription`, its bytes those of the frames the server wrote.
+    func run(_ subscription: SubscriptionID, _ messages: [ChannelMessage]) -> WireAction {
+        .deliveries(subscription, messages, bytes: messages.reduce(0) { $0 + frame(.message($1)).byteCount })
+    }
+
     @Test("one subscription's messages in a row are one run; another channel's message, or any other frame, starts a new one")
     func runsOfOneSubscription() {
         var machine = ready()
@@ -28,11 +33,11 @@ extension TetherProtocolTests {
             frame(.message(message("news", 3))),
         ])
         #expect(actions == [
-            .deliveries(7, [message("room", 1), message("room", 2), message("room", 3)]),
-            .deliveries(8, [message("news", 1), message("news", 2)]),
-            .deliveries(8, [message("news", 3)]),
+            run(7, [message("room", 1), message("room", 2), message("room", 3)]),
+            run(8, [message("news", 1), message("news", 2)]),
+            run(8, [message("news", 3)]),
         ], "the duplicate dropped inside the run")
-        #expect(machine.receive(contentsOf: [frame(.message(message("room", 3))), frame(.message(message("room", 4)))]) == [.deliveries(7, [message("room", 4)])],
+        #expect(machine.receive(contentsOf: [frame(.message(message("room", 3))), frame(.message(message("room", 4)))]) == [run(7, [message("room", 4)])],
                 "the route kept where the run stopped")
         #expect(machine.receive(contentsOf: [frame(.message(message("room", 4)))]) == [], "a run of duplicates is no action")
     }
@@ -45,12 +50,12 @@ extension TetherProtocolTests {
         _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
         _ = machine.receive(frame(.ack(Ack(id: 2, sequence: 0))))
         func message(_ sequence: UInt64) -> ChannelMessage { ChannelMessage(channel: "room", sequence: sequence, data: JSONValue(sequence)) }
-        #expect(machine.receive(contentsOf: [frame(.message(message(1)))]) == [.deliveries(7, [message(1)])])
+        #expect(machine.receive(contentsOf: [frame(.message(message(1)))]) == [run(7, [message(1)])])
         _ = machine.perform(.unsubscribe(7))
         _ = machine.perform(.subscribe(8, Topic("room"), resume: .sequence(1)))
         let actions = machine.receive(contentsOf: [
             frame(.message(message(2))), frame(.ack(Ack(id: 3))), frame(.ack(Ack(id: 4, sequence: 3))), frame(.message(message(2))), frame(.message(message(3))),
         ])
-        #expect(actions == [.subscribed(8, .caughtUp(to: .sequence(3))), .deliveries(8, [message(2), message(3)])], "the earlier subscription's message dropped")
+        #expect(actions == [.subscribed(8, .caughtUp(to: .sequence(3))), run(8, [message(2), message(3)])], "the earlier subscription's message dropped")
     }
 }
