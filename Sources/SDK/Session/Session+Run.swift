@@ -118,10 +118,12 @@ extension Session {
                 // between. What the funnel holds of this socket's reads is bounded by the
                 // transport, which stops reading from the socket until the session has taken
                 // enough (TCP holds the server back); nothing is dropped.
+                // The closure does not hold the outlet (which holds it): the input names it, and
+                // a `false` says the session is gone.
                 let reads = batching.reads
-                reads.attach { batch in
-                    if case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch, from: reads)) { return }
-                    reads.taken(batch)  // the session is gone: nothing waits for it
+                reads.attach { [unowned reads] batch in
+                    if case .enqueued = sink.yield(.transportBatch(attempt: attempt, events: batch, from: reads)) { return true }
+                    return false
                 }
                 return
             }

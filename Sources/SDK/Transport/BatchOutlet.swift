@@ -10,7 +10,11 @@ package final class BatchOutlet: Sendable {
         /// No reader yet: the reads wait here, and whether the transport has finished.
         case waiting([[TransportEvent]], finished: Bool)
         case stream(AsyncStream<[TransportEvent]>.Continuation)
-        case direct(@Sendable ([TransportEvent]) -> Void, closed: Bool)
+        /// A direct reader: `false` from it says it is gone.
+        case direct(@Sendable ([TransportEvent]) -> Bool)
+        /// The direct reader was handed a close, or is gone: nothing more goes to it, and it is
+        /// let go (it holds what it feeds; the outlet must not keep it).
+        case done
     }
 
     /// The reader, and what waits for it. Calls to a direct reader are made under the lock, so
@@ -26,7 +30,12 @@ package final class BatchOutlet: Sendable {
 
     /// Indicates that a reader took the reads directly (``attach(_:)``).
     package var isDirect: Bool {
-        reader.withLock { if case .direct = $0 { true } else { false } }
+        reader.withLock {
+            switch $0 {
+            case .direct, .done: true
+            case .waiting, .stream: false
+            }
+        }
     }
 
     /// The transport read `batch` (from its own thread).
@@ -39,10 +48,16 @@ package final class BatchOutlet: Sendable {
                 reader = .waiting(waiting, finished: false)
             case .stream(let continuation):
                 continuation.yield(batch)
-            case .direct(let deliver, let closed):
-                guard !closed else { return }
-                deliver(batch)
-                if batch.containsClose { reader = .direct(deliver, closed: true) }
+            case .direct(let deliver):
+                if !deliver(batch) {
+                    // The reader is gone: nothing waits for this read.
+                    onTaken(batch.frameBytes)
+                    reader = .done
+                } else if batch.containsClose {
+                    reader = .done
+                }
+            case .done:
+                break
             }
         }
     }
@@ -56,10 +71,10 @@ package final class BatchOutlet: Sendable {
                 reader = .waiting(waiting, finished: true)
             case .stream(let continuation):
                 continuation.finish()
-            case .direct(let deliver, closed: false):
-                deliver([Self.ended])
-                reader = .direct(deliver, closed: true)
-            case .direct:
+            case .direct(let deliver):
+                _ = deliver([Self.ended])  // the reads ended without a close
+                reader = .done
+            case .done:
                 break
             }
         }
@@ -80,22 +95,22 @@ package final class BatchOutlet: Sendable {
     }
 
     /// Hands every read to `deliver`, those that waited first, then each as it comes, on the
-    /// transport's thread (at most one reader, stream or direct).
-    package func attach(_ deliver: @escaping @Sendable ([TransportEvent]) -> Void) {
+    /// transport's thread, until it is handed a close or answers `false` (it is gone); at most
+    /// one reader, stream or direct.
+    package func attach(_ deliver: @escaping @Sendable ([TransportEvent]) -> Bool) {
         reader.withLock { reader in
             guard case .waiting(let waiting, let finished) = reader else {
                 preconditionFailure("a batching connection has one reader")
             }
-            var closed = false
-            for batch in waiting where !closed {
-                deliver(batch)
-                closed = batch.containsClose
+            var done = false
+            for batch in waiting where !done {
+                done = !deliver(batch) || batch.containsClose
             }
-            if finished, !closed {
-                deliver([Self.ended])
-                closed = true
+            if finished, !done {
+                _ = deliver([Self.ended])
+                done = true
             }
-            reader = .direct(deliver, closed: closed)
+            reader = done ? .done : .direct(deliver)
         }
     }
 

@@ -9,7 +9,12 @@ struct BatchOutletTests {
     /// A direct reader that keeps what it was handed.
     final class Collector: Sendable {
         let batches = Locked<[[TransportEvent]]>([])
-        var deliver: @Sendable ([TransportEvent]) -> Void { { batch in self.batches.withLock { $0.append(batch) } } }
+        var deliver: @Sendable ([TransportEvent]) -> Bool {
+            { batch in
+                self.batches.withLock { $0.append(batch) }
+                return true
+            }
+        }
         var all: [[TransportEvent]] { batches.withLock { $0 } }
     }
 
@@ -75,5 +80,26 @@ struct BatchOutletTests {
         let outlet = BatchOutlet(onTaken: { bytes in taken.withLock { $0 += bytes } })
         outlet.taken([a, .frame(.binary([1, 2, 3])), .closed(code: nil, reason: "")])
         #expect(taken.withLock { $0 } == 4)
+    }
+
+    @Test("a reader that is gone is let go, and the read it refused goes back to the transport; a reader handed a close is let go too")
+    func letsTheReaderGo() {
+        let taken = Locked(0)
+        let outlet = BatchOutlet(onTaken: { bytes in taken.withLock { $0 += bytes } })
+        outlet.attach { _ in false }
+        outlet.yield([a])
+        outlet.yield([b])
+        #expect(taken.withLock { $0 } == 1, "the refused read given back; nothing after it handed over")
+
+        weak var released: Collector?
+        let closing = BatchOutlet()
+        do {
+            let reader = Collector()
+            released = reader
+            closing.attach(reader.deliver)
+            closing.yield([a, .closed(code: .normal, reason: "bye")])
+            #expect(reader.all.count == 1)
+        }
+        #expect(released == nil, "the outlet keeps no reader after the close: a reader that holds the outlet makes no cycle")
     }
 }
