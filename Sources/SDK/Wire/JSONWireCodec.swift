@@ -79,13 +79,8 @@ package struct JSONWireCodec: WireCodec, Hashable {
             let token = try string("token", in: fields)
             guard TetherResumeSet.isToken(Substring(token)) else { throw CodecError(.missingField, "a resume token is 1 to 64 base-64url characters") }
             guard let resumed = fields["resumed"]?.boolValue else { throw CodecError(.missingField, "resume_set without 'resumed'") }
-            guard resumed else { return .resumeSet(token: token, resumed: false, answers: nil) }
             // A resumed set is answered here, member by member: no `ok` follows for them.
-            guard let latest = fields["latest"]?.stringValue else { throw CodecError(.missingField, "a resumed resume_set without 'latest'") }
-            guard let answers = TetherResumeSet.Answers(latest: Substring(latest), gaps: Substring(fields["gaps"]?.stringValue ?? "")) else {
-                throw CodecError(.malformed, "a resumed resume_set whose 'latest' or 'gaps' are not base-64url varints (gaps: ascending member indexes)")
-            }
-            return .resumeSet(token: token, resumed: true, answers: answers)
+            return .resumeSet(token: token, resumed: resumed, answers: resumed ? try TetherResumeSet.Answers(fields: fields) : nil)
         default:
             throw CodecError(.unknownType, "unknown server message type '\(type.prefix(40))'")
         }
@@ -132,10 +127,7 @@ package struct JSONWireCodec: WireCodec, Hashable {
             object["type"] = "resume_set"
             object["token"] = .string(token)
             object["resumed"] = .bool(resumed)
-            if let answers {
-                object["latest"] = .string(answers.latestText)
-                if !answers.gaps.isEmpty { object["gaps"] = .string(answers.gapsText) }
-            }
+            answers?.write(into: &object)
         }
         return try checkedFrame(.object(object))
     }

@@ -66,3 +66,20 @@ extension TetherResumeSet {
         }
     }
 }
+
+extension TetherResumeSet.Answers {
+    /// The answers of a resumed `resume_set` frame's `fields` (`latest`, and `gaps` if any).
+    init(fields: [String: JSONValue]) throws(CodecError) {
+        guard let latest = fields["latest"]?.stringValue else { throw CodecError(.missingField, "a resumed resume_set without 'latest'") }
+        guard let answers = Self(latest: Substring(latest), gaps: Substring(fields["gaps"]?.stringValue ?? "")) else {
+            throw CodecError(.malformed, "a resumed resume_set whose 'latest' or 'gaps' are not base-64url varints (gaps: ascending member indexes)")
+        }
+        self = answers
+    }
+
+    /// Writes the answers into a `resume_set` frame's members (`gaps` only when there are some).
+    func write(into object: inout [String: JSONValue]) {
+        object["latest"] = .string(latestText)
+        if !gaps.isEmpty { object["gaps"] = .string(gapsText) }
+    }
+}
