@@ -51,7 +51,7 @@ func measuredRead(_ machine: inout TetherProtocol.Machine, _ frames: [TransportF
 /// The session's path for one read, without its actor hops: the machine takes the read, each
 /// run of a subscription's messages is held in the channel as it came (`hold`), the turn's messages are
 /// handed over as one batch (`takeHeld`, `count`, `offer`), and the subscription's iterator
-/// takes the batch and each message (`received`, `take`). The sum of the positions the app got.
+/// takes the batch and reads each message (`received`, `Reading.next`). The sum of the positions the app got.
 @inline(never)
 func measuredSession(
     _ machine: inout TetherProtocol.Machine, _ channel: inout Session.ChannelState, _ backlog: Locked<Subscriber.Backlog>, _ frames: [TransportFrame]
@@ -60,10 +60,12 @@ func measuredSession(
     let (batch, bytes) = channel.takeHeld(.max)
     _ = channel.count(batch)
     guard channel.offer(batch, bytes: bytes, limit: 10_000, byteLimit: .max).isEmpty else { fatalError("the subscriber refused a batch") }
-    // What the subscription's iterator does with the batch it takes from the stream.
+    // What the subscription's iterator does with the batch it takes from the stream (no store:
+    // the batch is read as the iterator's own, `Subscription.Reading`).
     _ = backlog.withLock { $0.received(Subscriber.Batch(messages: batch, bytes: bytes)) }
+    let reading = Subscription.Reading(consume batch, backlog: backlog)
     var sum: UInt64 = 0
-    while case (let message?, _) = backlog.withLock({ $0.take() }) { sum &+= message.position?.sequence ?? 0 }
+    while let message = reading.next() { sum &+= message.position?.sequence ?? 0 }
     return sum
 }
 

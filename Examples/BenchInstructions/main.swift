@@ -60,7 +60,9 @@ case "read":
     for read in try messageReads(count, codec: codec, data: payload) { checksum &+= measuredRead(&machine, read) }
 case "session":
     var machine = try subscribedMachine()
-    let (_, continuation) = AsyncThrowingStream<Subscriber.Batch, any Error>.makeStream()
+    // The stream keeps nothing (the iterator, here `measuredSession`, takes each batch): as an
+    // app's iterator that keeps up, it holds no batch after the read.
+    let (_, continuation) = AsyncThrowingStream<Subscriber.Batch, any Error>.makeStream(bufferingPolicy: .bufferingNewest(0))
     let backlog = Locked(Subscriber.Backlog())
     var channel = Session.ChannelState.empty
     channel.add(Subscriber(continuation: continuation, backlog: backlog), id: 1)

@@ -22,8 +22,9 @@ package struct Subscriber: Sendable {
         var finished: UInt64 = 0
         /// A message was returned and the app has not asked for the next one yet.
         var outstanding = false
-        /// How many messages the app has taken (its progress, for the stall check).
-        var taken: UInt64 = 0
+        /// How many messages the app has taken (its progress, for the stall check): written by
+        /// the iterator without this lock where it reads a batch of its own (``Subscription/Reading``).
+        let progress = TakenCounter()
         /// How many batches an iterator took from the stream: each one a wake-up of the app's
         /// task at most.
         package var batches: UInt64 = 0
@@ -43,18 +44,18 @@ package struct Subscriber: Sendable {
             }
             guard let message = held.take() else { return (nil, batchFinished) }
             outstanding = true
-            taken += 1
+            progress.set(progress.value + 1)
             return (message, false)
         }
 
-        /// An iterator took `batch` from the stream to read it: `true` when that read a
+        /// An iterator took `batch` from the stream to read it (as ``held``, where each message's
+        /// finish is counted; or as a batch of its own): `true` when that read a
         /// subscriber held back down to the level the session waits for
         /// (``Subscription/drained``).
         package mutating func received(_ batch: Batch) -> Bool {
             unread -= batch.messages.count
             unreadBytes -= batch.bytes
             batches += 1
-            held = Subscription.HeldBatch(messages: batch.messages)
             guard let resumeAt, unread <= resumeAt.messages, unreadBytes <= resumeAt.bytes else { return false }
             self.resumeAt = nil
             return true
@@ -123,7 +124,7 @@ package struct Subscriber: Sendable {
     var lastPosition: StreamPosition? { backlog.withLock { $0.lastPosition } }
 
     /// How many messages the app has taken.
-    var takenCount: UInt64 { backlog.withLock { $0.taken } }
+    var takenCount: UInt64 { backlog.withLock { $0.progress }.value }
 
     /// The error that ends a subscriber held back at its bound that read nothing for `stall`.
     func stopped(on channel: String, stall: Duration) -> SessionError {
