@@ -11,6 +11,9 @@ protocol BenchServer: Sendable {
     func publish(toEach prefix: String, count: Int, text: String) async throws
     /// Publishes `count` messages (the same small JSON object) to `channel`.
     func publish(_ count: Int, to channel: String) async throws
+    /// Publishes them paced: groups of 1 … `largestGroup`, one write each, a little apart
+    /// (returns before they are all out).
+    func publish(_ count: Int, to channel: String, paced largestGroup: Int) async throws
     /// Returns once no client is connected.
     func waitForNoConnections() async throws
 }
@@ -58,6 +61,10 @@ extension ServerProcess: BenchServer {
         _ = try await admin("/admin/publish?channel=\(channel)&count=\(count)&json=1")
     }
 
+    func publish(_ count: Int, to channel: String, paced largestGroup: Int) async throws {
+        _ = try await admin("/admin/publish?channel=\(channel)&count=\(count)&json=1&paced=\(largestGroup)")
+    }
+
     func waitForNoConnections() async throws {
         try await waitForOpenConnections(0)
     }
@@ -70,6 +77,10 @@ extension RealtimeServer: BenchServer {
 
     func publish(_ count: Int, to channel: String) async throws {
         for _ in 0..<count { try publish(ThroughputBench.payload, to: channel) }
+    }
+
+    func publish(_ count: Int, to channel: String, paced largestGroup: Int) async throws {
+        publishPaced(ThroughputBench.payload, to: channel, count: count, largestGroup: largestGroup)
     }
 
     func waitForNoConnections() async throws {

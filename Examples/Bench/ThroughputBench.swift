@@ -20,6 +20,9 @@ struct ThroughputBench {
     let busy: Bool
     /// "session", "raw", "handoff" or "perstream": one side alone (to profile it), no ratio.
     var only: String? = nil
+    /// `--paced K`: the server sends in groups of 1 … K messages, a little apart (a chat's
+    /// rate: a read holds a few frames, and its wake-ups are most of its cost).
+    var paced: Int? = nil
     static let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 
     /// One round of one client: wall time and CPU time for `messages` messages.
@@ -48,12 +51,14 @@ struct ThroughputBench {
             var handOff: [Round] = []
             var perStream: [Round] = []
             var wakeUps: [Double] = []
+            var framesPerRead: [Double] = []
             func measure(_ side: String, _ round: Int) async throws {
                 switch side {
                 case "session":
-                    let (measured, wakeUpsPerRead) = try await measureSession(port: port, server: server, channel: "s\(round)")
+                    let (measured, wakeUpsPerRead, frames) = try await measureSession(port: port, server: server, channel: "s\(round)")
                     session.append(measured)
                     wakeUps.append(wakeUpsPerRead)
+                    framesPerRead.append(frames)
                 case "raw": raw.append(try await measureRaw(port: port, server: server, channel: "r\(round)", consumer: .none))
                 case "perstream": perStream.append(try await measureRaw(port: port, server: server, channel: "p\(round)", consumer: .perMessage))
                 default: handOff.append(try await measureRaw(port: port, server: server, channel: "h\(round)", consumer: .perRead))
@@ -94,7 +99,8 @@ struct ThroughputBench {
                 + "handoff_cpu_us=\(median(cpu(handOff)).formatted(2)) perstream_cpu_us=\(median(cpu(perStream)).formatted(2)) "
                 + "over_handoff_paired_median=\(paired(session, handOff, cpuOf)) over_raw_paired_median=\(paired(session, raw, cpuOf)) "
                 + "over_perstream_paired_median=\(paired(session, perStream, cpuOf)) rate_ratio_paired_median=\(paired(session, raw, rateOf)) "
-                + "session_msgs_per_s=\(Int(median(rates(session)))) wakeups_per_read=\(median(wakeUps.sorted()).formatted(2)) rounds=\(rounds) busy=\(busy)")
+                + "session_msgs_per_s=\(Int(median(rates(session)))) wakeups_per_read=\(median(wakeUps.sorted()).formatted(2)) "
+                + "frames_per_read=\(median(framesPerRead.sorted()).formatted(1)) paced=\(paced ?? 0) rounds=\(rounds) busy=\(busy)")
         }
     }
 
@@ -103,18 +109,19 @@ struct ThroughputBench {
     /// Messages through a session to a consumer of its `Subscription`; with the wake-ups each
     /// socket read cost: the run loop's (the funnel's inputs) and the consumer's (the batches it
     /// took), per read.
-    private func measureSession(port: Int, server: any BenchServer, channel: String) async throws -> (Round, Double) {
+    private func measureSession(port: Int, server: any BenchServer, channel: String) async throws -> (Round, Double, Double) {
         let settings = try AppSettings.Builder().serverURL("ws://127.0.0.1:\(port)/").token("bench").noHeartbeat().build()
         let session = Session(settings: settings, transport: NIOWebSocketTransport())
         var result = Round(seconds: 0, cpuSeconds: 0)
         var wakeUps = 0.0
+        var framesPerRead = 0.0
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await session.run() }
             try await session.connect()
             let subscription = try await session.subscribe(to: channel)
             let funnelBefore = await session.funnelCounts
             let (start, cpuStart) = (ContinuousClock.now, Self.cpuSeconds())
-            group.addTask { try await server.publish(messages, to: channel) }
+            group.addTask { try await publish(on: server, to: channel) }
             var received = 0
             var sum = 0.0
             for try await message in subscription {
@@ -126,11 +133,21 @@ struct ThroughputBench {
             let funnel = await session.funnelCounts
             let reads = max(1, funnel.reads - funnelBefore.reads)
             wakeUps = Double(funnel.inputs - funnelBefore.inputs + Int(subscription.batchesTaken)) / Double(reads)
+            framesPerRead = Double(messages) / Double(reads)
             await session.shutdown()
             group.cancelAll()
             guard sum > 0 else { throw BenchError("no payload read") }
         }
-        return (result, wakeUps)
+        return (result, wakeUps, framesPerRead)
+    }
+
+    /// The round's messages, published at once or paced (`--paced`).
+    private func publish(on server: any BenchServer, to channel: String) async throws {
+        if let paced {
+            try await server.publish(messages, to: channel, paced: paced)
+        } else {
+            try await server.publish(messages, to: channel)
+        }
     }
 
     /// What a raw client's decoded messages go to.
@@ -158,7 +175,7 @@ struct ThroughputBench {
         try await connection.send(codec.encode(ClientMessage.subscribe(id: 2, channel: channel, since: nil)))
         _ = await events.next()
         let (start, cpuStart) = (ContinuousClock.now, Self.cpuSeconds())
-        async let published: Void = server.publish(messages, to: channel)
+        async let published: Void = publish(on: server, to: channel)
         var received = 0
         var checksum = 0.0
         let total = messages

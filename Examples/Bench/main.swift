@@ -6,7 +6,7 @@ import Foundation
 
 let usage = """
     usage: bench recovery   [--subscriptions N] [--rtt-ms MS] [--runs R] [--sweep] [--fast] [--mode NAME] [--adapters]
-           bench throughput [--messages N] [--rounds R] [--busy] [--only session|raw|handoff]
+           bench throughput [--messages N] [--rounds R] [--busy] [--only session|raw|handoff|perstream] [--paced K]
            bench proxy      --upstream-port P [--delay-ms MS] [--port-file F]
            bench reaction   [--cycles N]
            bench background [--minutes M]
@@ -59,7 +59,8 @@ do {
         let only = arguments.firstIndex(of: "--only").flatMap { $0 + 1 < arguments.count ? arguments[$0 + 1] : nil }
         guard only == nil || ["session", "raw", "handoff", "perstream"].contains(only ?? "") else { throw BenchError("--only takes session, raw, handoff or perstream") }
         try await ThroughputBench(
-            messages: option("--messages", default: 50_000), rounds: option("--rounds", default: 5), busy: arguments.contains("--busy"), only: only
+            messages: option("--messages", default: arguments.contains("--paced") ? 5_000 : 50_000), rounds: option("--rounds", default: 5),
+            busy: arguments.contains("--busy"), only: only, paced: arguments.contains("--paced") ? option("--paced", default: 3) : nil
         ).run()
     case "spin":
         // A CPU-bound neighbour for `throughput --busy`: spins until killed, or until its parent

@@ -88,14 +88,19 @@ extension RealtimeServer {
             return (.ok, "faults cleared\n")
         case "/admin/publish":
             // count=N publishes N messages to the channel; each=N publishes one to each of the
-            // channels NAME0 … NAME(N-1) (benchmarks drive a server in its own process with it).
+            // channels NAME0 … NAME(N-1); paced=K publishes the count in groups of 1 … K, a
+            // little apart (benchmarks drive a server in its own process with it).
             guard let channel = query["channel"], !channel.isEmpty else { return (.badRequest, "publish needs channel=NAME\n") }
             let count = query["count"].flatMap(Int.init) ?? 1
             let each = query["each"].flatMap(Int.init)
             let data: JSONValue = query["json"] != nil ? ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42] : .string(query["text"] ?? "")
             do {
                 var sequence: UInt64 = 0
-                if let each {
+                if let paced = query["paced"].flatMap(Int.init) {
+                    // paced=K: groups of 1 … K messages, one write each, a little apart.
+                    publishPaced(data, to: channel, count: max(count, 0), largestGroup: paced)
+                    return (.ok, "publishing \(count) to \(channel), paced\n")
+                } else if let each {
                     for index in 0..<max(each, 0) { sequence = try publish(data, to: channel + String(index)) }
                 } else {
                     sequence = try publish(data, to: channel, count: max(count, 0))
