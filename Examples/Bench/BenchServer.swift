@@ -16,6 +16,15 @@ protocol BenchServer: Sendable {
     func publish(_ count: Int, to channel: String, paced largestGroup: Int) async throws
     /// Returns once no client is connected.
     func waitForNoConnections() async throws
+    /// The server's CPU time so far (`nil` in this process: it cannot be told from the client's)
+    /// and the frames it has handed to its writers.
+    func counters() async throws -> ServerCounters
+}
+
+/// What a server has spent and sent so far (``BenchServer/counters()``).
+struct ServerCounters {
+    var cpu: Duration?
+    var framesSent: Int
 }
 
 enum BenchServerSet {
@@ -68,6 +77,12 @@ extension ServerProcess: BenchServer {
     func waitForNoConnections() async throws {
         try await waitForOpenConnections(0)
     }
+
+    func counters() async throws -> ServerCounters {
+        let status = try await admin("/admin/status")
+        let frames = status.split(separator: " ").first { $0.hasPrefix("frames_sent=") }.flatMap { Int($0.dropFirst("frames_sent=".count)) }
+        return ServerCounters(cpu: cpuTime, framesSent: frames ?? 0)
+    }
 }
 
 extension RealtimeServer: BenchServer {
@@ -86,4 +101,6 @@ extension RealtimeServer: BenchServer {
     func waitForNoConnections() async throws {
         await waitForOpenConnections(0)
     }
+
+    func counters() async throws -> ServerCounters { ServerCounters(cpu: nil, framesSent: framesSentCount) }
 }

@@ -50,6 +50,7 @@ struct RecoveryBench {
                     "recovery: mode=resume-in-upgrade subscriptions=\(subscriptions) rtt_ms=\(ms.formatted(0)) rtt_median=\((samples.median.milliseconds / ms).formatted(2)) "
                         + "rtt_min=\((samples.sorted[0].milliseconds / ms).formatted(2)) rtt_max=\((samples.sorted[samples.sorted.count - 1].milliseconds / ms).formatted(2)) "
                         + "client_cpu_ms=\(cpu.milliseconds.formatted(2)) client_cpu_us_per_sub=\((cpu.milliseconds * 1000 / Double(subscriptions)).formatted(2)) "
+                        + "server_cpu_ms=\(samples.serverCPUMedian.map { $0.milliseconds.formatted(2) } ?? "n/a") frames_in=\(samples.framesInMedian.map(String.init) ?? "n/a") "
                         + "missed=\(nothingMissed ? 0 : subscriptions) runs=\(runs)"
                 )
             }
@@ -80,6 +81,7 @@ struct RecoveryBench {
             beforeReturn: { run in
                 if !nothingMissed { try await server.publish(toEach: "channel-", count: subscriptions, text: "\(run)") }
             },
+            server: server,
             check: { report in
                 guard report.isComplete, report.caughtUp.values.reduce(0, +) == (nothingMissed ? 0 : subscriptions) else {
                     throw SessionError(.rejected, "incomplete recovery: \(report)")

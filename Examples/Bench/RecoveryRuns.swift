@@ -18,12 +18,15 @@ struct RecoveryRuns {
         subscribe: (Session) async throws -> [Subscription],
         whenGone: (Session) async throws -> Void,
         beforeReturn: (Int) async throws -> Void = { _ in },
+        server: (any BenchServer)? = nil,
         check: (RecoveryReport) throws -> Void
     ) async throws -> RecoverySamples {
         let lifecycle = ManualLifecycleSource()
         let session = Session(settings: settings, transport: transport, lifecycle: lifecycle)
         var samples: [Duration] = []
         var cpu: [Duration] = []
+        var serverCPU: [Duration] = []
+        var framesIn: [Int] = []
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await session.run() }
             var reports = session.recoveryReports.makeAsyncIterator()
@@ -34,10 +37,17 @@ struct RecoveryRuns {
                 try await whenGone(session)
                 try await Task.sleep(for: away)
                 try await beforeReturn(run)
+                let serverBefore = try await server?.counters()
                 let cpuBefore = Self.processCPUTime()
                 await lifecycle.send(.active)
                 guard let report = await reports.next() else { throw SessionError(.sessionEnded, "no recovery report") }
                 cpu.append(Self.processCPUTime() - cpuBefore)
+                // What the server spent and sent for this recovery (asked after the client's CPU
+                // is read: the asking is not the client's recovery).
+                if let serverBefore, let after = try await server?.counters() {
+                    if let start = serverBefore.cpu, let end = after.cpu { serverCPU.append(end - start) }
+                    framesIn.append(after.framesSent - serverBefore.framesSent)
+                }
                 try check(report)
                 samples.append(report.duration)
             }
@@ -45,7 +55,7 @@ struct RecoveryRuns {
             await session.shutdown()
             group.cancelAll()
         }
-        return RecoverySamples(sorted: samples.sorted(), cpu: cpu.sorted())
+        return RecoverySamples(sorted: samples.sorted(), cpu: cpu.sorted(), serverCPU: serverCPU.sorted(), framesIn: framesIn.sorted())
     }
 
     /// The CPU time this process (every thread) has used: the client's, since the server and
@@ -62,9 +72,15 @@ struct RecoverySamples {
     let sorted: [Duration]
     /// The client process's CPU time in each recovery (from the return to the report), sorted.
     var cpu: [Duration] = []
+    /// The server process's CPU time in each, sorted (empty when it cannot be told).
+    var serverCPU: [Duration] = []
+    /// The frames the server sent in each, sorted (empty when not asked).
+    var framesIn: [Int] = []
 
     var median: Duration { sorted[sorted.count / 2] }
     var cpuMedian: Duration? { cpu.isEmpty ? nil : cpu[cpu.count / 2] }
+    var serverCPUMedian: Duration? { serverCPU.isEmpty ? nil : serverCPU[serverCPU.count / 2] }
+    var framesInMedian: Int? { framesIn.isEmpty ? nil : framesIn[framesIn.count / 2] }
 
     /// "median M ms = R RTT …(min A, max B)", with `note` between the two.
     func summary(rtt: Duration, note: String = "") -> String {

@@ -56,6 +56,20 @@ final class ServerProcess: Sendable {
         return body
     }
 
+    /// The process's CPU time so far, every thread's, to the nanosecond (Linux's
+    /// `/proc/PID/task/*/schedstat`; `nil` elsewhere, or for a server started by hand).
+    var cpuTime: Duration? {
+        guard let process, let threads = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(process.processIdentifier)/task") else { return nil }
+        var nanoseconds: Int64 = 0
+        for thread in threads {
+            guard let text = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(thread)/schedstat", encoding: .utf8),
+                let first = text.split(separator: " ").first, let value = Int64(first)
+            else { continue }
+            nanoseconds += value
+        }
+        return .nanoseconds(nanoseconds)
+    }
+
     /// Returns once the server has `count` WebSocket connections open (asks every 5 ms).
     func waitForOpenConnections(_ count: Int) async throws {
         while !(try await admin("/admin/status")).hasPrefix("connections=\(count) ") {

@@ -48,7 +48,7 @@ extension RealtimeServer {
         case "/":
             return (.upgradeRequired, "this is a WebSocket endpoint; see docs/PROTOCOL.md\n")
         case "/admin/status":
-            return (.ok, "connections=\(openConnectionCount) accepted=\(acceptedConnectionCount) \(faults)\n")
+            return (.ok, "connections=\(openConnectionCount) accepted=\(acceptedConnectionCount) frames_sent=\(framesSentCount) \(faults)\n")
         case "/admin/drop":
             dropAllConnections()
             return (.ok, "dropped\n")

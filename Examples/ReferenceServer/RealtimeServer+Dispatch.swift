@@ -31,6 +31,7 @@ extension RealtimeServer {
                     continue
                 }
                 connection.queuedBytes += size
+                state.framesSent += 1
                 state.peakQueuedBytes = max(state.peakQueuedBytes, connection.queuedBytes)
                 state.connections[id] = connection
                 if batchID != id { flushBatch() }

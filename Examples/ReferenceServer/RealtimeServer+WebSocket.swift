@@ -37,6 +37,7 @@ extension RealtimeServer {
                     first.append(frame)
                 }
                 outputs.removeFirst(first.count)
+                state.framesSent += first.count
             }
             Self.dispatch(outputs, in: &state, limits: configuration.limits)
             var drop = false

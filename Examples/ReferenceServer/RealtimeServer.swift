@@ -64,6 +64,8 @@ public final class RealtimeServer: Sendable {
         var thaw: OneShot?
         var peakQueuedBytes = 0
         var slowConsumerCloses = 0
+        /// Frames handed to the connections' writers, in all (`/admin/status` says it).
+        var framesSent = 0
         var timeoutCloses = 0
         /// Each upgrade in progress, by its channel, from the decision to the WebSocket (or the
         /// refusal's HTTP answer): how it was answered, and a close asked for meanwhile (its 101
@@ -146,6 +148,9 @@ public final class RealtimeServer: Sendable {
 
     /// Connections closed because their reader fell too far behind (4008).
     public var slowConsumerCloseCount: Int { state.withLock { $0.slowConsumerCloses } }
+
+    /// How many frames the server has handed to its connections' writers, in all.
+    public var framesSentCount: Int { state.withLock { $0.framesSent } }
 
     /// Connections closed because they did not authenticate in time, or went idle.
     public var timeoutCloseCount: Int { state.withLock { $0.timeoutCloses } }
