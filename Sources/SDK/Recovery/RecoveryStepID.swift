@@ -3,16 +3,29 @@
 public struct RecoveryStepID: Hashable, Sendable, CustomStringConvertible, Comparable {
     /// The step's name.
     public let rawValue: String
+    /// A subscription's channel as ``subscription(_:)`` was given it: a replay asks every step
+    /// for its channel, and taking it out of `rawValue` each time cost a byte comparison and a
+    /// new string. `nil` for any other step, and for one made from its raw value (whose channel
+    /// is read from the name). Not part of the step's identity.
+    let channel: String?
 
     /// A step named `rawValue`.
-    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+        self.channel = nil
+    }
+
+    private init(subscribing channel: String) {
+        self.rawValue = "subscribe:" + channel
+        self.channel = channel
+    }
 
     /// The socket is open.
     public static let connected = RecoveryStepID(rawValue: "connected")
     /// The server accepted the credentials.
     public static let authenticated = RecoveryStepID(rawValue: "authenticated")
     /// The subscription to `channel` is active.
-    public static func subscription(_ channel: String) -> RecoveryStepID { RecoveryStepID(rawValue: "subscribe:" + channel) }
+    public static func subscription(_ channel: String) -> RecoveryStepID { RecoveryStepID(subscribing: channel) }
     /// A step the app added with `addRecoveryStep`.
     public static func custom(_ name: String) -> RecoveryStepID { RecoveryStepID(rawValue: "custom:\(name)") }
 
@@ -21,6 +34,8 @@ public struct RecoveryStepID: Hashable, Sendable, CustomStringConvertible, Compa
 
     public var description: String { rawValue }
     public static func < (lhs: RecoveryStepID, rhs: RecoveryStepID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public static func == (lhs: RecoveryStepID, rhs: RecoveryStepID) -> Bool { lhs.rawValue == rhs.rawValue }
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
 }
 
 /// How a replay runs its steps.

@@ -149,10 +149,12 @@ extension Session {
                 flowControlled: state.flowControlled
             )
         }
-        guard let updated else { return true }
-        mirrored = updated.unmoved
+        // Taken apart once: each use of the tuple whole copied it (through the runtime, member by
+        // member), three times per subscription of a recovery.
+        guard case let (before, unmoved, refetch, storedAt, finished, waiters, flowControlled)? = updated else { return true }
+        mirrored = unmoved
         connection.channels.confirm(subscription, for: channel)
-        if let storedAt = updated.storedAt {
+        if let storedAt {
             recovery?.reachedBack[channel] = .milliseconds(max(0, Self.wallClockMilliseconds() - storedAt))
         }
         // With a store, `subscribe` returns once it holds where the subscription began: a kill
@@ -162,11 +164,11 @@ extension Session {
         if storeLink != nil { storeWireState() }
         // The socket's protocol learns how far the app got (MQTT acknowledges a re-send of what
         // an earlier socket delivered once the app has finished it).
-        acknowledgeFinished(channel, through: updated.finished)
+        acknowledgeFinished(channel, through: finished)
         let covering = storeLink.map { $0.covering } ?? 0
-        for waiter in updated.waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
-        recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: updated.before, refetch: updated.refetch)
-        if updated.flowControlled { catchUpSubscribed(channel, outcome) }
+        for waiter in waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
+        recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)
+        if flowControlled { catchUpSubscribed(channel, outcome) }
         return true
     }
 

@@ -183,7 +183,9 @@ extension Session {
     }
 
     func channelName(of id: RecoveryStepID) -> String? {
-        // Compared as bytes: `hasPrefix` compares characters (a replay asks this of every step).
+        // A replay asks this of every step: kept by `.subscription(_:)`, or else read from the
+        // name (compared as bytes: `hasPrefix` compares characters).
+        if let channel = id.channel { return channel }
         let prefix = "subscribe:".utf8
         guard id.rawValue.utf8.starts(with: prefix) else { return nil }
         return String(Substring(id.rawValue.utf8.dropFirst(prefix.count)))
