@@ -59,6 +59,9 @@ package struct JSONWireCodec: WireCodec, Hashable {
         return try decodeThroughParser(frame)
     }
 
+    /// A `message` as servers write it, read directly: ``decode(_:)``'s answer, unwrapped.
+    package func channelMessage(in frame: TransportFrame) -> ChannelMessage? { directlyReadable(frame).flatMap { CanonicalMessage.parse($0, maxDepth: maxDepth) } }
+
     /// ``decode(_:)`` without the direct reading of a canonical `message` or `ok` (the tests
     /// hold the two to the same answers).
     func decodeThroughParser(_ frame: TransportFrame) throws(CodecError) -> ServerMessage {

@@ -89,3 +89,25 @@ struct JSONWireCodecTests {
         #expect(message.data == "é👋\n")
     }
 }
+
+extension JSONWireCodecTests {
+    @Test("channelMessage(in:) answers what decode answers for a message as servers write it, and nil for anything else (decode tells what)")
+    func channelMessageAgreesWithDecode() throws {
+        let codec = JSONWireCodec()
+        let messages = [
+            ChannelMessage(channel: "room", sequence: 7, data: ["text": "hi", "n": 1]),
+            ChannelMessage(channel: "a/b c", sequence: 1, data: .null),
+            ChannelMessage(channel: "room", sequence: UInt64.max, data: [1, 2, [3]]),
+        ]
+        for message in messages {
+            let frame = try codec.encode(ServerMessage.message(message))
+            #expect(codec.channelMessage(in: frame) == message)
+            #expect(try codec.decode(frame) == .message(message))
+        }
+        for other in [ServerMessage.ack(Ack(id: 3, sequence: 4)), .pong(id: 2), .error(ServerError(id: 1, code: "denied", message: "no"))] {
+            #expect(codec.channelMessage(in: try codec.encode(other)) == nil, "\(other)")
+        }
+        #expect(codec.channelMessage(in: .binary([0x7B])) == nil)
+        #expect(codec.channelMessage(in: .text("{")) == nil)
+    }
+}

@@ -5,27 +5,38 @@ extension TetherProtocol.Machine {
     package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
         var actions: [WireAction] = []
         var run = Run()
-        for frame in frames {
+        for (position, frame) in frames.enumerated() {
             guard !gate.isEnded else { break }
-            let message: ServerMessage
-            do {
-                message = try codec.decode(frame)
-            } catch {
-                run.end(into: &actions, routes: &channels)
-                actions += end(WireEnding(.error("bad frame from server: \(error)"), .retry))
-                break
-            }
-            guard case .message(let delivered) = message else {
-                // Anything else may change the routes: the run ends before it.
-                run.end(into: &actions, routes: &channels)
-                actions += handle(message)
-                continue
+            // A message as servers write it comes as the codec built it, into the run: not
+            // copied out of a `ServerMessage`, nor freed again with one.
+            let delivered: ChannelMessage
+            if let direct = codec.channelMessage(in: frame) {
+                delivered = direct
+            } else {
+                do {
+                    switch try codec.decode(frame) {
+                    case .message(let message):
+                        delivered = message
+                    case let other:
+                        // Anything else may change the routes: the run ends before it.
+                        run.end(into: &actions, routes: &channels)
+                        actions += handle(other)
+                        continue
+                    }
+                } catch {
+                    run.end(into: &actions, routes: &channels)
+                    actions += end(WireEnding(.error("bad frame from server: \(error)"), .retry))
+                    break
+                }
             }
             if !run.isOn(delivered.channel) {
                 run.end(into: &actions, routes: &channels)
                 // One lookup for the run; an unanswered route takes nothing (see `delivery`).
                 guard let index = channels.index(forKey: delivered.channel), channels.values[index].answered else { continue }
                 run = Run(index: index, channel: delivered.channel, route: channels.values[index])
+                // Room for the rest of the read at once, up to a bound (a read of one channel's
+                // messages is the common case; a short run wastes little).
+                run.messages.reserveCapacity(min(frames.count - position, 1_024))
             }
             run.take(delivered, bytes: frame.byteCount)
         }
@@ -59,7 +70,7 @@ extension TetherProtocol.Machine {
 
         /// Takes `message` (a frame of `bytes`), unless it was delivered already (at or below
         /// the last sequence).
-        mutating func take(_ message: ChannelMessage, bytes: Int) {
+        mutating func take(_ message: consuming ChannelMessage, bytes: Int) {
             if let sequence = message.sequence {
                 if let last = lastDelivered, sequence <= last { return }
                 lastDelivered = sequence

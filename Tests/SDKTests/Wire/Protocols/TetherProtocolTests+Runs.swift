@@ -59,3 +59,24 @@ extension TetherProtocolTests {
         #expect(actions == [.subscribed(8, .caughtUp(to: .sequence(3))), run(8, [message(2), message(3)])], "the earlier subscription's message dropped")
     }
 }
+
+extension TetherProtocolTests {
+    @Test("a message written other than as servers write it (its fields in another order) goes through the parser and joins the run all the same: the same messages, the same run")
+    func messageReadEitherWayJoinsTheRun() throws {
+        var machine = ready()
+        _ = machine.perform(.subscribe(7, Topic("room"), resume: nil))
+        _ = machine.receive(frame(.ack(Ack(id: 2, sequence: 0))))
+        let reordered = TransportFrame.text(#"{"seq":2,"data":{"n":2},"channel":"room","type":"message"}"#)
+        #expect(JSONWireCodec().channelMessage(in: reordered) == nil, "not read directly")
+        let first = ChannelMessage(channel: "room", sequence: 1, data: ["n": 1])
+        let second = ChannelMessage(channel: "room", sequence: 2, data: ["n": 2])
+        #expect(JSONWireCodec().channelMessage(in: frame(.message(first))) == first, "read directly")
+        let actions = machine.receive(contentsOf: [frame(.message(first)), reordered, frame(.message(ChannelMessage(channel: "room", sequence: 3, data: ["n": 3])))])
+        guard case .deliveries(7, let messages, let bytes)? = actions.first, actions.count == 1 else {
+            Issue.record("one run expected: \(actions)")
+            return
+        }
+        #expect(messages.map(\.sequence) == [1, 2, 3] && messages[1] == second)
+        #expect(bytes == frame(.message(first)).byteCount + reordered.byteCount + frame(.message(ChannelMessage(channel: "room", sequence: 3, data: ["n": 3]))).byteCount)
+    }
+}
