@@ -5,7 +5,7 @@ extension TetherProtocol.Machine {
     package mutating func receive(contentsOf frames: [TransportFrame]) -> [WireAction] {
         var actions: [WireAction] = []
         var run = Run()
-        for (position, frame) in frames.enumerated() {
+        for frame in frames {
             guard !gate.isEnded else { break }
             // A message as servers write it comes as the codec built it, into the run: not
             // copied out of a `ServerMessage`, nor freed again with one.
@@ -34,9 +34,6 @@ extension TetherProtocol.Machine {
                 // One lookup for the run; an unanswered route takes nothing (see `delivery`).
                 guard let index = channels.index(forKey: delivered.channel), channels.values[index].answered else { continue }
                 run = Run(index: index, channel: delivered.channel, route: channels.values[index])
-                // Room for the rest of the read at once, up to a bound (a read of one channel's
-                // messages is the common case; a short run wastes little).
-                run.messages.reserveCapacity(min(frames.count - position, 1_024))
             }
             run.take(delivered, bytes: frame.byteCount)
         }
