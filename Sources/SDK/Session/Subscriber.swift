@@ -23,7 +23,7 @@ package struct Subscriber: Sendable {
         /// A message was returned and the app has not asked for the next one yet.
         var outstanding = false
         /// How many messages the app has taken (its progress, for the stall check): written by
-        /// the iterator without this lock where it reads a batch of its own (``Subscription/Reading``).
+        /// the iterator without this lock where it reads a batch of its own (`Subscription.Reading`).
         let progress = TakenCounter()
         /// How many batches an iterator took from the stream: each one a wake-up of the app's
         /// task at most.

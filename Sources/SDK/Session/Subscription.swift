@@ -59,7 +59,7 @@ public struct Subscription: AsyncSequence, Sendable {
     /// Reads a subscription's messages one at a time; the next message of a batch already
     /// handed over is returned without suspending. Where each message's finish counts (a store,
     /// MQTT's acknowledgement: `batchFinished`), a message is taken under the backlog's lock;
-    /// elsewhere the iterator takes each batch once and reads it as its own (``Reading``).
+    /// elsewhere the iterator takes each batch once and reads it as its own.
     public struct Iterator: AsyncIteratorProtocol {
         var batches: AsyncThrowingStream<Subscriber.Batch, any Error>.Iterator
         let backlog: Locked<Subscriber.Backlog>
@@ -132,7 +132,7 @@ extension Subscription {
     }
 
     /// A batch an iterator took to read as its own: each message is moved out to the app, not
-    /// copied, without a lock, its progress written to the subscription's ``TakenCounter`` (what
+    /// copied, without a lock, its progress written to the subscription's `TakenCounter` (what
     /// the stall check reads). An iterator let go of halfway leaves the rest to the next one
     /// (`deinit`).
     ///
@@ -176,7 +176,7 @@ extension Subscription {
 }
 
 extension ChannelMessage {
-    /// What a ``Subscription/Reading`` leaves where a message was moved out: nothing to free.
+    /// What a `Subscription.Reading` leaves where a message was moved out: nothing to free.
     static var placeholder: ChannelMessage { ChannelMessage(channel: "", position: nil, data: .null) }
 }
 
