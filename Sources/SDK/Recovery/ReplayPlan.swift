@@ -79,7 +79,15 @@ package struct ReplayPlan: Sendable {
         }
         self.ids = unique.map(\.id)
         self.positions = positions
-        self.prerequisites = unique.map { step in step.prerequisites.map { ($0, Requirement($0, in: positions)) } }
+        // Steps with the same prerequisites (every subscription's: after authentication) share
+        // one resolved list: one array, not one per step.
+        var resolved: (of: [RecoveryStepID], as: [(id: RecoveryStepID, requirement: Requirement)])?
+        self.prerequisites = unique.map { step in
+            if let resolved, resolved.of == step.prerequisites { return resolved.as }
+            let list = step.prerequisites.map { ($0, Requirement($0, in: positions)) }
+            resolved = (step.prerequisites, list)
+            return list
+        }
         self.states = Array(repeating: nil, count: unique.count)
         self.mode = mode
         self.attemptLimit = max(attemptLimit, 1)

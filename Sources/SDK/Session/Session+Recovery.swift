@@ -122,7 +122,8 @@ extension Session {
         for id in journal.steps {
             if let channel = channelName(of: id) {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: afterAuthentication))
-                if channels[channel]?.hasBeenActive != true { firstRuns.insert(id) }
+                // Read in place (`channels[channel]?.…` copied the whole state out).
+                if let index = channels.index(forKey: channel), channels.values[index].hasBeenActive {} else { firstRuns.insert(id) }
             } else if let step = journal.custom[id] {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: step.prerequisites))
                 if !step.hasRun { firstRuns.insert(id) }

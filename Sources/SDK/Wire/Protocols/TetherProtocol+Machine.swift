@@ -151,19 +151,7 @@ extension TetherProtocol {
                 let position = ack.sequence.map(StreamPosition.sequence)
                 switch waiting {
                 case .subscribe(let subscription, let resumed):
-                    // One lookup: the route is read and changed in place.
-                    if let channel = subscriptions[subscription], let index = channels.index(forKey: channel),
-                       channels.values[index].subscription == subscription {
-                        channels.values[index].answered = true
-                        channels.values[index].base = ack.sequence
-                        if let latest = ack.sequence, channels.values[index].lastDelivered.map({ latest < $0 }) ?? true {
-                            // Live from the server's latest; or a server whose latest is below what
-                            // was delivered lost its history (a restart): its numbering starts over.
-                            channels.values[index].lastDelivered = latest
-                        }
-                    }
-                    let outcome: SubscribeOutcome = !resumed ? .live(at: position) : ack.gap ? .gap(at: position) : .caughtUp(to: position)
-                    return [.subscribed(subscription, outcome)]
+                    return [subscribeAnswered(subscription, resumed: resumed, latest: ack.sequence, gap: ack.gap)]
                 case .publish(let request):
                     return [.replied(request, .success(.acknowledged(position: position, payload: nil)))]
                 case .ping(let request):
@@ -262,6 +250,23 @@ extension TetherProtocol {
         }
 
         package mutating func timerFired(_ timer: WireTimer) -> [WireAction] { [] }
+
+        /// A subscribe's answer (an `ok`, or a member of a resumed set): the route is answered from
+        /// `latest`, and the core learns the outcome.
+        mutating func subscribeAnswered(_ subscription: SubscriptionID, resumed: Bool, latest: UInt64?, gap: Bool) -> WireAction {
+            // One lookup: the route is read and changed in place.
+            if let channel = subscriptions[subscription], let index = channels.index(forKey: channel), channels.values[index].subscription == subscription {
+                channels.values[index].answered = true
+                channels.values[index].base = latest
+                if let latest, channels.values[index].lastDelivered.map({ latest < $0 }) ?? true {
+                    // Live from the server's latest; or a server whose latest is below what
+                    // was delivered lost its history (a restart): its numbering starts over.
+                    channels.values[index].lastDelivered = latest
+                }
+            }
+            let position = latest.map(StreamPosition.sequence)
+            return .subscribed(subscription, !resumed ? .live(at: position) : gap ? .gap(at: position) : .caughtUp(to: position))
+        }
 
         static let encodingFailure = WireFailure(code: "encoding_failed", message: "the message cannot be encoded within the protocol's limits")
 

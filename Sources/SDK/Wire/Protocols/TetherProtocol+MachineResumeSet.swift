@@ -30,7 +30,17 @@ extension TetherProtocol.Machine {
             guard let latest = TetherResumeSet.Answers.latest(answers.codes[index], from: entry.since ?? 0) else { return nil }
             let gap = gaps.first == index
             if gap { gaps.removeFirst() }
-            actions += handle(.ack(Ack(id: entry.id, sequence: latest, gap: gap)))
+            // As its `ok` would have been taken, without an array of actions per member.
+            switch pending.removeValue(forKey: entry.id) {
+            case .subscribe(let subscription, let resumed)?:
+                actions.append(subscribeAnswered(subscription, resumed: resumed, latest: latest, gap: gap))
+            case let other?:
+                // Not claimed (or not a subscribe): as its `ok`.
+                pending[entry.id] = other
+                actions += handle(.ack(Ack(id: entry.id, sequence: latest, gap: gap)))
+            case nil:
+                break
+            }
         }
         return actions
     }

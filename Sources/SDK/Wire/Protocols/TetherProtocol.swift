@@ -92,10 +92,10 @@ package struct TetherProtocol: WireProtocolDescription {
 
     package func makeConnectionMachine(continuing state: WireSessionState?, handshake: Handshake, subprotocol: String?) -> any WireMachine {
         let tentative = handshake.tentativelyCarried
-        let byName = Self.entries(Array(handshake.carried.dropFirst(tentative)), after: tentative)
+        let byName = Self.entries(handshake.carried.dropFirst(tentative), after: tentative)
         switch subprotocol {
         case TetherResumeSet.subprotocol?:
-            let bySet = Self.entries(Array(handshake.carried.prefix(tentative)), after: 0)
+            let bySet = Self.entries(handshake.carried.prefix(tentative), after: 0)
             return Machine(codec: codec, pipelines: true, upgraded: byName, resumeSet: .awaited(bySet, kept: state))
         case TetherUpgrade.subprotocol?:
             return Machine(codec: codec, pipelines: true, upgraded: byName)
@@ -106,10 +106,14 @@ package struct TetherProtocol: WireProtocolDescription {
 
     /// The upgrade's entries for the subscriptions it carries: wire ids `after` + 1 … answer
     /// them, in order (the machine numbers on from the last).
-    static func entries(_ carried: [WireResume], after first: Int = 0) -> [TetherUpgrade.Entry] {
-        carried.enumerated().map { index, resume in
-            TetherUpgrade.Entry(id: RequestID(first + index + 1), channel: resume.topic.name, since: resume.position?.sequence)
+    /// (A slice of the handshake's list: not copied into an array of its own first.)
+    static func entries(_ carried: some Collection<WireResume>, after first: Int = 0) -> [TetherUpgrade.Entry] {
+        var entries: [TetherUpgrade.Entry] = []
+        entries.reserveCapacity(carried.count)
+        for resume in carried {
+            entries.append(TetherUpgrade.Entry(id: RequestID(first + entries.count + 1), channel: resume.topic.name, since: resume.position?.sequence))
         }
+        return entries
     }
 
     package func ending(code: CloseCode?, reason: String) -> WireEnding { Self.ending(code: code, reason: reason) }
