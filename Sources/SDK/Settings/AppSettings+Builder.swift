@@ -285,7 +285,7 @@ extension AppSettings {
                 allowsInsecureTransport: allowInsecure,
                 jitter: jitter ?? .random(),
                 codec: codec,
-                serverProtocol: serverProtocol,
+                serverProtocol: serverProtocol, wireProtocol: AppSettings.wireProtocol(serverProtocol, codec: codec),
                 logger: logger,
                 heartbeat: heartbeat,
                 foregroundProbeTimeout: probeTimeout,

@@ -72,8 +72,12 @@ public struct AppSettings: Sendable, CustomStringConvertible {
     /// The protocol the server speaks (default ``ServerProtocol/tether``).
     public let serverProtocol: ServerProtocol
 
-    /// The protocol the session speaks, as the core drives it.
-    package var wireProtocol: any WireProtocolDescription {
+    /// The protocol the session speaks, as the core drives it: made once, at build (made at
+    /// each use, it was a boxed value allocated and freed twice per subscription of a recovery).
+    package let wireProtocol: any WireProtocolDescription
+
+    /// The protocol `serverProtocol` names, speaking with `codec` (Tether's own).
+    static func wireProtocol(_ serverProtocol: ServerProtocol, codec: any WireCodec) -> any WireProtocolDescription {
         switch serverProtocol.kind {
         case .tether(let handshake): TetherProtocol(codec: codec, handshake: handshake)
         case .adapter(let adapter): adapter
