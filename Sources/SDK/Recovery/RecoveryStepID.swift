@@ -29,6 +29,17 @@ public struct RecoveryStepID: Hashable, Sendable, CustomStringConvertible, Compa
     /// A step the app added with `addRecoveryStep`.
     public static func custom(_ name: String) -> RecoveryStepID { RecoveryStepID(rawValue: "custom:\(name)") }
 
+    /// The channel of a subscription's step, however it was made (``subscription(_:)``, or a
+    /// raw value that names one); nil for any other step.
+    var subscribedChannel: String? {
+        // Kept by `.subscription(_:)`, or else read from the name (compared as bytes:
+        // `hasPrefix` compares characters).
+        if let channel { return channel }
+        let prefix = "subscribe:".utf8
+        guard rawValue.utf8.starts(with: prefix) else { return nil }
+        return String(Substring(rawValue.utf8.dropFirst(prefix.count)))
+    }
+
     /// Indicates one of the two steps every connection performs before any other.
     public var isImplicit: Bool { self == .connected || self == .authenticated }
 

@@ -37,10 +37,10 @@ package struct ReplayPlan: Sendable {
         case step(Int)
         case unknown
 
-        init(_ id: RecoveryStepID, in positions: [RecoveryStepID: Int]) {
+        init(_ id: RecoveryStepID, in positions: [Key: Int]) {
             if id.isImplicit {
                 self = .implicit
-            } else if let position = positions[id] {
+            } else if let position = positions[Key(id)] {
                 self = .step(position)
             } else {
                 self = .unknown
@@ -48,11 +48,20 @@ package struct ReplayPlan: Sendable {
         }
     }
 
+    /// A step as the plan finds it: a subscription's by its channel (shorter than its name, and
+    /// found without building one), any other by its id.
+    private enum Key: Hashable {
+        case subscription(String)
+        case other(RecoveryStepID)
+
+        init(_ id: RecoveryStepID) { self = id.subscribedChannel.map(Key.subscription) ?? .other(id) }
+    }
+
     // The steps by position, in journal order: each event looks its step up once, and the
     // replay's passes run over arrays (a step's id is a string; a replay of a thousand steps
     // hashed it a dozen times per step).
     private let ids: [RecoveryStepID]
-    private let positions: [RecoveryStepID: Int]
+    private let positions: [Key: Int]
     private let prerequisites: [[(id: RecoveryStepID, requirement: Requirement)]]
     /// `nil` once the step is removed. Every change goes through ``set(_:_:)``, which keeps the
     /// counts.
@@ -68,13 +77,17 @@ package struct ReplayPlan: Sendable {
     private(set) var isFinished = false
 
     package init(steps: [Step], mode: ReplayMode, attemptLimit: Int) {
-        var positions: [RecoveryStepID: Int] = [:]
+        var positions: [Key: Int] = [:]
         positions.reserveCapacity(steps.count)
         var unique: [Step] = []
         unique.reserveCapacity(steps.count)
-        // The first step with an id counts (its prerequisites too).
-        for step in steps where positions[step.id] == nil {
-            positions[step.id] = unique.count
+        // The first step with an id counts (its prerequisites too): one hash per step.
+        for step in steps {
+            let key = Key(step.id)
+            if let first = positions.updateValue(unique.count, forKey: key) {
+                positions[key] = first
+                continue
+            }
             unique.append(step)
         }
         self.ids = unique.map(\.id)
@@ -117,7 +130,7 @@ package struct ReplayPlan: Sendable {
         states[position] = state
     }
 
-    func state(of id: RecoveryStepID) -> StepState? { positions[id].flatMap { states[$0] } }
+    func state(of id: RecoveryStepID) -> StepState? { positions[Key(id)].flatMap { states[$0] } }
 
     /// Indicates that every step has settled, or is running and `mayRun` allows it.
     func isSettled(exceptRunning mayRun: (RecoveryStepID) -> Bool) -> Bool {
@@ -133,14 +146,20 @@ package struct ReplayPlan: Sendable {
     /// Starts the replay.
     package mutating func start() -> [Action] { advance() }
 
-    package mutating func succeeded(_ id: RecoveryStepID) -> [Action] {
-        guard let position = positions[id], case .running(let attempt)? = states[position] else { return [] }
+    package mutating func succeeded(_ id: RecoveryStepID) -> [Action] { succeeded(at: positions[Key(id)]) }
+
+    /// The step of the subscription to `channel` succeeded (found by the channel: a replay's
+    /// thousand answers build no step id).
+    package mutating func succeeded(subscriptionOf channel: String) -> [Action] { succeeded(at: positions[.subscription(channel)]) }
+
+    private mutating func succeeded(at position: Int?) -> [Action] {
+        guard let position, case .running(let attempt)? = states[position] else { return [] }
         set(position, .succeeded(attempts: attempt))
         return advance()
     }
 
     mutating func failed(_ id: RecoveryStepID, reason: String) -> [Action] {
-        guard let position = positions[id], case .running(let attempt)? = states[position] else { return [] }
+        guard let position = positions[Key(id)], case .running(let attempt)? = states[position] else { return [] }
         if attempt < attemptLimit {
             set(position, .running(attempt: attempt + 1))
             return [.perform(id, attempt: attempt + 1)]
@@ -151,7 +170,7 @@ package struct ReplayPlan: Sendable {
 
     /// The app dropped the step (unsubscribed) during the replay: it no longer counts.
     mutating func remove(_ id: RecoveryStepID) -> [Action] {
-        guard let position = positions[id], states[position] != nil else { return [] }
+        guard let position = positions[Key(id)], states[position] != nil else { return [] }
         set(position, nil)
         return advance()
     }

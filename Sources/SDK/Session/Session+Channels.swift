@@ -100,18 +100,31 @@ extension Session {
     /// connect is what ends it (the next connection's replay has it), never its own timeout.
     /// `state` and `deadline`: the channel's state and the request deadline, when the caller (a
     /// replay of many) already has them.
-    func sendSubscribe(_ channel: String, behindCredentials: Bool = false, state held: ChannelState? = nil, deadline: SessionClock.Instant? = nil) {
-        guard let connection = link.connection else { return }
+    /// Sends a subscribe for `channel`; with `requiringState`, only when the session holds the
+    /// channel (false when it does not: a replayed step whose channel was let go).
+    @discardableResult
+    func sendSubscribe(_ channel: String, behindCredentials: Bool = false, requiringState: Bool = false, deadline: SessionClock.Instant? = nil) -> Bool {
+        guard let connection = link.connection else { return false }
+        // Read in place: a replay's thousand subscribes copied every state out for three fields.
+        var topic = Topic(channel, options: nil)
+        var resume: StreamPosition?
+        var tracked: JSONValue?
+        if let index = channels.index(forKey: channel) {
+            topic = Topic(channel, options: channels.values[index].options)
+            resume = resumePosition(of: channels.values[index])
+            tracked = channels.values[index].tracked
+        } else if requiringState {
+            return false
+        }
         let id = makeRequestID()
         connection.channels.sent(id, for: channel)
         let timeout = behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout
         let due = behindCredentials ? clock.deadline(after: timeout) : deadline ?? clock.deadline(after: timeout)
         apply(connection.subscribeDeadlines.add(id, deadline: due, timeout: timeout, remaining: timeout), to: .subscribes)
-        let state = held ?? channels[channel]
-        let topic = Topic(channel, options: state?.options)
-        perform(.subscribe(id, topic, resume: state.flatMap(resumePosition(of:))))
+        perform(.subscribe(id, topic, resume: resume))
         // Announced with the join's answer, ahead of the outbox.
-        if let tracked = state?.tracked { perform(.presence(nil, topic, state: tracked)) }
+        if let tracked { perform(.presence(nil, topic, state: tracked)) }
+        return true
     }
 
     /// The protocol made the subscription (`outcome`: from where, and what it covers).

@@ -161,10 +161,8 @@ extension Session {
             switch action {
             case .perform(let id, let attempt):
                 if let channel = channelName(of: id) {
-                    if acceptsRequests, let state = channels[channel] {
-                        if deadline == nil { deadline = clock.deadline(after: settings.requestTimeout) }
-                        sendSubscribe(channel, state: state, deadline: deadline)
-                    } else {
+                    if deadline == nil { deadline = clock.deadline(after: settings.requestTimeout) }
+                    if !acceptsRequests || !sendSubscribe(channel, requiringState: true, deadline: deadline) {
                         replayEvent { $0.remove(id) }
                     }
                 } else if case .authenticating(let connection) = link, connection.pipelining {
@@ -183,14 +181,7 @@ extension Session {
         }
     }
 
-    func channelName(of id: RecoveryStepID) -> String? {
-        // A replay asks this of every step: kept by `.subscription(_:)`, or else read from the
-        // name (compared as bytes: `hasPrefix` compares characters).
-        if let channel = id.channel { return channel }
-        let prefix = "subscribe:".utf8
-        guard id.rawValue.utf8.starts(with: prefix) else { return nil }
-        return String(Substring(id.rawValue.utf8.dropFirst(prefix.count)))
-    }
+    func channelName(of id: RecoveryStepID) -> String? { id.subscribedChannel }
 
     func startCustomRun(_ id: RecoveryStepID, attempt: Int) {
         guard case .open = link, let step = journal.custom[id] else {
@@ -238,7 +229,8 @@ extension Session {
         }
         if case .gap = outcome { recovery?.gaps.insert(channel) }
         if refetch { recovery?.refetch.insert(channel) }
-        replayEvent { $0.succeeded(.subscription(channel)) }
+        // Found by its channel: no step id built for it.
+        replayEvent { $0.succeeded(subscriptionOf: channel) }
     }
 
     /// Fully recovered? Then report, and end the recovery.
