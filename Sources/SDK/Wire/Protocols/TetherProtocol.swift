@@ -81,7 +81,7 @@ package struct TetherProtocol: WireProtocolDescription {
             positions.append(resume.position?.sequence.map(TetherResumeSet.Position.since) ?? .live)
             carried.append(resume)
         }
-        guard !carried.isEmpty, let request = TetherResumeSet.Request(token: kept.token, members: kept.members, positions: positions) else { return nil }
+        guard !carried.isEmpty, let request = TetherResumeSet.Request(token: kept.token, members: kept.members, digest: kept.digest, positions: positions) else { return nil }
         let value = request.headerValue
         guard value.utf8.count <= TetherResumeSet.maxHeaderBytes else { return nil }
         var rest: [WireResume] = []

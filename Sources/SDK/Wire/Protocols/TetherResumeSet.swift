@@ -47,6 +47,11 @@ package enum TetherResumeSet {
         /// The request for `members` (canonical order) with `positions` (one each); nil when a
         /// position is too far from its base to be written (over 2⁶² away).
         package init?(token: String, members: [Member], positions: [Position]) {
+            self.init(token: token, members: members, digest: TetherResumeSet.digest(members), positions: positions)
+        }
+
+        /// The same, with `members`' digest taken beforehand (``TetherSessionState/digest``).
+        init?(token: String, members: [Member], digest: UInt64, positions: [Position]) {
             guard members.count == positions.count else { return nil }
             var codes: [UInt64] = []
             codes.reserveCapacity(members.count)
@@ -56,7 +61,7 @@ package enum TetherResumeSet {
             }
             self.token = token
             self.count = members.count
-            self.digest = TetherResumeSet.digest(members)
+            self.digest = digest
             self.codes = codes
         }
 

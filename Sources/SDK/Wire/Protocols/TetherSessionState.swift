@@ -5,13 +5,17 @@ package import Foundation
 /// relaunch resumes by name (the server forgets a token after minutes anyway).
 package struct TetherSessionState: WireSessionStateValue, Hashable {
     package static let kind = "tether-resume-set/1"
-    package var token: String
+    package let token: String
     /// Canonical order.
-    package var members: [TetherResumeSet.Member]
+    package let members: [TetherResumeSet.Member]
+    /// ``TetherResumeSet/digest(_:)`` of `members`, taken once when the state is made (as the
+    /// socket is let go), not at the next upgrade, where the recovery waits for it.
+    package let digest: UInt64
 
     package init(token: String, members: [TetherResumeSet.Member]) {
         self.token = token
         self.members = members
+        self.digest = TetherResumeSet.digest(members)
     }
 
     private enum CodingKeys: String, CodingKey { case token, members }
@@ -82,6 +86,7 @@ package struct TetherSessionState: WireSessionStateValue, Hashable {
             throw DecodingError.dataCorruptedError(forKey: .members, in: container, debugDescription: "a member is not base;channel")
         }
         self.members = members
+        self.digest = TetherResumeSet.digest(members)
     }
 
     /// The same JSON as `JSONEncoder`'s (`{"token", "members"}`), written directly: read and

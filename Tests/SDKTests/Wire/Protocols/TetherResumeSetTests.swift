@@ -73,6 +73,9 @@ struct TetherResumeSetTests: TetherWireTesting {
     func sessionStateRoundTrip() throws {
         let state = TetherSessionState(token: "T-1", members: [member("a,b;c%d", 0), member("чат/😀", UInt64.max), member(" ", 7)])
         #expect(try WireSessionState(state).decoded(as: TetherSessionState.self) == state)
+        // The digest taken with the state is its members', made here or read back from the store.
+        let decoded = try TetherSessionState.decoded(from: state.encodedData())
+        #expect(decoded.digest == TetherResumeSet.digest(state.members) && state.digest == TetherResumeSet.digest(state.members))
         let empty = TetherSessionState(token: "T", members: [])
         #expect(try WireSessionState(empty).decoded(as: TetherSessionState.self) == empty)
         let damaged = WireSessionState(kind: TetherSessionState.kind, data: Data(#"{"token":"T","members":"x;room"}"#.utf8))
