@@ -205,12 +205,13 @@ extension TetherProtocol {
             guard gate.admits(command, passes: passes) else { return [] }
             switch command {
             case .subscribe(let subscription, let topic, let resume):
-                if let id = carried.removeValue(forKey: topic.name) {
-                    // Asked for in the upgrade request: its answer is on the way.
-                    guard case .carried(_, let resumed)? = pending[id] else { return [] }
+                // Asked for in the upgrade request and not claimed yet: its answer is on the way.
+                // (A claimed one stays in `carried`, its request no longer `.carried`: found, not
+                // removed, which moved the table's entries for every claim of a recovery.)
+                if let id = carried[topic.name], let index = pending.index(forKey: id), case .carried(_, let resumed) = pending.values[index] {
+                    pending.values[index] = .subscribe(subscription, resumed: resumed)
                     channels[topic.name] = Route(subscription: subscription, lastDelivered: resume?.sequence)
                     subscriptions[subscription] = topic.name
-                    pending[id] = .subscribe(subscription, resumed: resumed)
                     return []
                 }
                 let id = makeWireID()

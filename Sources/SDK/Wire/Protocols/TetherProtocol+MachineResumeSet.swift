@@ -49,7 +49,7 @@ extension TetherProtocol.Machine {
     mutating func uncarry(_ entries: [TetherUpgrade.Entry]) -> [WireAction] {
         var actions: [WireAction] = []
         for entry in entries {
-            if carried[entry.channel] == entry.id {
+            if case .carried? = pending[entry.id] {
                 carried[entry.channel] = nil
                 pending[entry.id] = nil
             } else if case .subscribe(let subscription, _)? = pending.removeValue(forKey: entry.id), let since = channels[entry.channel].map({ $0.lastDelivered }) {
