@@ -90,6 +90,18 @@ struct TetherUpgradeTests: TetherWireTesting {
         #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 9)))) == [.subscribed(71, .live(at: .sequence(9)))])
     }
 
+    @Test("a carried subscription is claimed once: left and subscribed again on the same socket, it goes in a frame")
+    func claimedOnce() {
+        let handshake = TetherProtocol().handshake(endpoint: endpoint, credentials: nil, resuming: resume([("room", 3)]))
+        var machine = TetherProtocol().makeConnectionMachine(continuing: nil, handshake: handshake, subprotocol: "tether.v2")
+        expectKinds(machine.start(credentials: nil), [.ready])
+        #expect(machine.perform(.subscribe(70, Topic("room"), resume: .sequence(3))) == [])
+        #expect(machine.receive(frame(.ack(Ack(id: 1, sequence: 5)))) == [.subscribed(70, .caughtUp(to: .sequence(5)))])
+        #expect(sent(machine.perform(.unsubscribe(70))) == [.unsubscribe(id: 2, channel: "room")])
+        #expect(sent(machine.perform(.subscribe(71, Topic("room"), resume: .sequence(5)))) == [.subscribe(id: 3, channel: "room", since: 5)])
+        #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 6)))) == [.subscribed(71, .caughtUp(to: .sequence(6)))])
+    }
+
     @Test("a carried subscription the core no longer wants is unsubscribed when its ok comes, its messages dropped")
     func unclaimedCarried() {
         let handshake = TetherProtocol().handshake(endpoint: endpoint, credentials: nil, resuming: resume([("gone", 3)]))
