@@ -205,9 +205,8 @@ extension TetherProtocol {
             guard gate.admits(command, passes: passes) else { return [] }
             switch command {
             case .subscribe(let subscription, let topic, let resume):
-                // Asked for in the upgrade request and not claimed yet: its answer is on the way.
-                // (A claimed one stays in `carried`, its request no longer `.carried`: found, not
-                // removed, which moved the table's entries for every claim of a recovery.)
+                // Carried by the upgrade and not claimed yet: its answer is on the way. (A claimed
+                // one stays in `carried`, its request marked: a removal moved the table's entries.)
                 if let id = carried[topic.name], let index = pending.index(forKey: id), case .carried(_, let resumed) = pending.values[index] {
                     pending.values[index] = .subscribe(subscription, resumed: resumed)
                     channels[topic.name] = Route(subscription: subscription, lastDelivered: resume?.sequence)
@@ -252,8 +251,7 @@ extension TetherProtocol {
 
         package mutating func timerFired(_ timer: WireTimer) -> [WireAction] { [] }
 
-        /// A subscribe's answer (an `ok`, or a member of a resumed set): the route is answered from
-        /// `latest`, and the core learns the outcome.
+        /// A subscribe's answer (an `ok`, or a resumed set's member): the route answered from `latest`.
         mutating func subscribeAnswered(_ subscription: SubscriptionID, resumed: Bool, latest: UInt64?, gap: Bool) -> WireAction {
             // One lookup: the route is read and changed in place.
             if let channel = subscriptions[subscription], let index = channels.index(forKey: channel), channels.values[index].subscription == subscription {
