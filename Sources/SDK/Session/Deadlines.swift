@@ -20,6 +20,9 @@ extension Session {
 
         var isEmpty: Bool { entries.isEmpty }
 
+        /// Room for `count` more requests (a replay's), so the table does not grow step by step.
+        mutating func reserveCapacity(_ count: Int) { entries.reserveCapacity(entries.count + count) }
+
         /// Request `id` fails if no reply comes by `deadline` (`timeout` after it was sent).
         mutating func add(_ id: RequestID, deadline: SessionClock.Instant, timeout: Duration, remaining: Duration) -> TimerChange {
             entries[id] = (deadline, timeout)

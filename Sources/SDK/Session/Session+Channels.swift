@@ -95,41 +95,9 @@ extension Session {
 
     // MARK: Internals
 
-    /// `behindCredentials`: sent while the credentials await their answer, outside the replay:
-    /// its time starts counting after the connect timeout's, so that an attempt that fails to
-    /// connect is what ends it (the next connection's replay has it), never its own timeout.
-    /// `state` and `deadline`: the channel's state and the request deadline, when the caller (a
-    /// replay of many) already has them.
-    /// Sends a subscribe for `channel`; with `requiringState`, only when the session holds the
-    /// channel (false when it does not: a replayed step whose channel was let go).
-    @discardableResult
-    func sendSubscribe(_ channel: String, behindCredentials: Bool = false, requiringState: Bool = false, deadline: SessionClock.Instant? = nil) -> Bool {
-        guard let connection = link.connection else { return false }
-        // Read in place: a replay's thousand subscribes copied every state out for three fields.
-        var topic = Topic(channel, options: nil)
-        var resume: StreamPosition?
-        var tracked: JSONValue?
-        if let index = channels.index(forKey: channel) {
-            topic = Topic(channel, options: channels.values[index].options)
-            resume = resumePosition(of: channels.values[index])
-            tracked = channels.values[index].tracked
-        } else if requiringState {
-            return false
-        }
-        let id = makeRequestID()
-        connection.channels.sent(id, for: channel)
-        let timeout = behindCredentials ? settings.connectTimeout + settings.requestTimeout : settings.requestTimeout
-        let due = behindCredentials ? clock.deadline(after: timeout) : deadline ?? clock.deadline(after: timeout)
-        apply(connection.subscribeDeadlines.add(id, deadline: due, timeout: timeout, remaining: timeout), to: .subscribes)
-        perform(.subscribe(id, topic, resume: resume))
-        // Announced with the join's answer, ahead of the outbox.
-        if let tracked { perform(.presence(nil, topic, state: tracked)) }
-        return true
-    }
-
     /// The protocol made the subscription (`outcome`: from where, and what it covers).
-    func subscribed(_ subscription: SubscriptionID, _ outcome: SubscribeOutcome) -> Bool {
-        guard let connection = link.connection, let channel = connection.channels.answered(subscription) else { return false }
+    func subscribed(_ subscription: SubscriptionID, _ outcome: SubscribeOutcome) {
+        guard let connection = link.connection, let channel = connection.channels.answered(subscription) else { return }
         // The mirror shows the position every turn before left it at (each change of a
         // position is mirrored: here, on subscribing, and by each turn's deliveries): a
         // resubscribe that leaves the position as it was needs no update.
@@ -164,7 +132,7 @@ extension Session {
         }
         // Taken apart once: each use of the tuple whole copied it (through the runtime, member by
         // member), three times per subscription of a recovery.
-        guard case let (before, unmoved, refetch, storedAt, finished, waiters, flowControlled)? = updated else { return true }
+        guard case let (before, unmoved, refetch, storedAt, finished, waiters, flowControlled)? = updated else { return }
         mirrored = unmoved
         connection.channels.confirm(subscription, for: channel)
         if let storedAt {
@@ -182,7 +150,27 @@ extension Session {
         for waiter in waiters { tellOnceStored(covering, .subscribed(waiter.continuation)) }
         recoverySubscribeAcknowledged(channel, outcome: outcome, positionBefore: before, refetch: refetch)
         if flowControlled { catchUpSubscribed(channel, outcome) }
-        return true
+    }
+
+    /// Subscribe answers in a row, from `index` on (a resumed set's members come as one list):
+    /// each made, then the replay told of them all in one event (one event each walked the
+    /// replay's actions a thousand times). `index` moves past them.
+    func subscribedInARow(_ actions: [WireAction], from index: inout Int) {
+        // A run carried out inside this one (a catch-up's subscribe answered at once) tells its own.
+        let outer = turn.answeredSteps
+        turn.answeredSteps = []
+        while index < actions.endIndex, case .subscribed(let subscription, let outcome) = actions[index] {
+            index += 1
+            subscribed(subscription, outcome)
+        }
+        let answered = turn.answeredSteps ?? []
+        turn.answeredSteps = outer
+        guard !answered.isEmpty else { return }
+        replayEvent { plan in
+            var actions: [ReplayPlan.Action] = []
+            for channel in answered { actions += plan.succeeded(subscriptionOf: channel) }
+            return actions
+        }
     }
 
     /// The server refused (or did not answer) a subscribe: every subscriber of the channel

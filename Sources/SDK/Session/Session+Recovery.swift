@@ -136,6 +136,7 @@ extension Session {
         replay.targets.reserveCapacity(steps.count)
         link.connection?.replay = replay
         link.connection?.channels.reserveCapacity(steps.count)
+        link.connection?.subscribeDeadlines.reserveCapacity(steps.count)
         recovery?.firstRuns = firstRuns
         recovery?.caughtUp.reserveCapacity(steps.count)
         performReplay(actions)
@@ -155,17 +156,17 @@ extension Session {
     }
 
     private func performReplay(_ actions: [ReplayPlan.Action]) {
-        // A replay's subscribes share one deadline (computed once, not once per subscribe).
-        var deadline: SessionClock.Instant?
+        // The subscribes in a row go to the protocol together, with one deadline.
+        var subscribes: [(id: RecoveryStepID, channel: String)] = []
         for action in actions {
+            if case .perform(let id, _) = action, let channel = channelName(of: id) {
+                subscribes.append((id, channel))
+                continue
+            }
+            sendReplaySubscribes(&subscribes)
             switch action {
             case .perform(let id, let attempt):
-                if let channel = channelName(of: id) {
-                    if deadline == nil { deadline = clock.deadline(after: settings.requestTimeout) }
-                    if !acceptsRequests || !sendSubscribe(channel, requiringState: true, deadline: deadline) {
-                        replayEvent { $0.remove(id) }
-                    }
-                } else if case .authenticating(let connection) = link, connection.pipelining {
+                if case .authenticating(let connection) = link, connection.pipelining {
                     connection.heldCustomRuns.append((id, attempt))
                 } else {
                     startCustomRun(id, attempt: attempt)
@@ -179,6 +180,17 @@ extension Session {
                 checkRecoveryComplete()
             }
         }
+        sendReplaySubscribes(&subscribes)
+    }
+
+    /// Sends the replay's `subscribes` (and empties the list); a step whose channel is gone, or
+    /// that cannot be sent now, leaves the replay.
+    private func sendReplaySubscribes(_ subscribes: inout [(id: RecoveryStepID, channel: String)]) {
+        guard !subscribes.isEmpty else { return }
+        let steps = subscribes
+        subscribes = []
+        let unsent = acceptsRequests ? sendSubscribes(steps, deadline: clock.deadline(after: settings.requestTimeout)) : steps.map(\.id)
+        for id in unsent { replayEvent { $0.remove(id) } }
     }
 
     func channelName(of id: RecoveryStepID) -> String? { id.subscribedChannel }
@@ -229,8 +241,12 @@ extension Session {
         }
         if case .gap = outcome { recovery?.gaps.insert(channel) }
         if refetch { recovery?.refetch.insert(channel) }
-        // Found by its channel: no step id built for it.
-        replayEvent { $0.succeeded(subscriptionOf: channel) }
+        // Found by its channel: no step id built for it. In a run of answers, told with the run.
+        if turn.answeredSteps != nil {
+            turn.answeredSteps?.append(channel)
+        } else {
+            replayEvent { $0.succeeded(subscriptionOf: channel) }
+        }
     }
 
     /// Fully recovered? Then report, and end the recovery.

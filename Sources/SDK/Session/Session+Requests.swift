@@ -22,6 +22,9 @@ extension Session {
         /// of the run loop (``Session/funnelCounts``).
         var inputs = 0
         var reads = 0
+        /// While a run of subscribe answers is carried out: the channels whose replay steps
+        /// succeeded, told to the replay together at the run's end (``Session/subscribedInARow(_:from:)``).
+        var answeredSteps: [String]?
     }
 
     /// A request waiting for its reply.

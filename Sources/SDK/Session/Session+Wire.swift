@@ -87,8 +87,10 @@ extension Session {
                 pipelineReplay()
             case .credentialsNeeded:
                 fetchCredentialsForOpenConnection()
-            case .subscribed(let subscription, let outcome):
-                _ = subscribed(subscription, outcome)
+            case .subscribed:
+                // The answers in a row (a resumed set's members) tell the replay in one event.
+                index -= 1
+                subscribedInARow(actions, from: &index)
             case .subscriptionFailed(let subscription, let failure):
                 let error = Self.rejection(failure, request: subscription)
                 let channel = link.connection?.channels.unconfirm(subscription)
