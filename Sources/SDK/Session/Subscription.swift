@@ -145,19 +145,34 @@ extension Subscription {
         @exclusivity(unchecked) private var taken: UInt64
         private let backlog: Locked<Subscriber.Backlog>
         private let progress: TakenCounter
+        /// What is left in a slot whose message was moved out (``ChannelMessage/placeholder``).
+        private let vacated: UnsafeMutablePointer<ChannelMessage>
 
         package init(_ messages: consuming [ChannelMessage], backlog: Locked<Subscriber.Backlog>) {
             self.messages = messages
             self.backlog = backlog
             self.progress = backlog.withLock { $0.progress }
             self.taken = progress.value
+            vacated = .allocate(capacity: 1)
+            vacated.initialize(to: .placeholder)
         }
 
         /// The next message, if any: taken (the stall check sees it at once).
         package func next() -> ChannelMessage? {
             guard index < messages.count else { return nil }
-            var message = ChannelMessage.placeholder
-            swap(&message, &messages[index])
+            // Moved out through the buffer, the vacated message's bytes copied into its slot:
+            // `swap` with a placeholder built, copied and destroyed one through the message's
+            // value witnesses (~170 instructions a message). Sound because the vacated message
+            // holds no reference (an empty string lives in the string's own bytes; `.null`, no
+            // position and a Bool hold nothing): its bytes are the whole value, and the array
+            // destroying them later releases nothing. `vacatedHoldsNoReference` pins its fields.
+            let at = index
+            let vacated = vacated
+            let message = messages.withUnsafeMutableBufferPointer { buffer in
+                let slot = buffer.baseAddress.unsafelyUnwrapped + at
+                defer { UnsafeMutableRawPointer(slot).copyMemory(from: vacated, byteCount: MemoryLayout<ChannelMessage>.size) }
+                return slot.move()
+            }
             index += 1
             taken += 1
             progress.set(taken)
@@ -165,6 +180,8 @@ extension Subscription {
         }
 
         deinit {
+            vacated.deinitialize(count: 1)
+            vacated.deallocate()
             guard index < messages.count else { return }
             let rest = Array(messages[index...])
             backlog.withLock { backlog in
