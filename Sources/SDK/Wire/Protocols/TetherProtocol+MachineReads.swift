@@ -35,7 +35,9 @@ extension TetherProtocol.Machine {
                 guard let index = channels.index(forKey: delivered.channel), channels.values[index].answered else { continue }
                 run = Run(index: index, channel: delivered.channel, route: channels.values[index])
             }
-            run.take(delivered, bytes: frame.byteCount)
+            // Moved into the run: passed as it was, the message was copied into the run's array
+            // and the copy here destroyed (~265 instructions a message).
+            run.take(consume delivered, bytes: frame.byteCount)
         }
         run.end(into: &actions, routes: &channels)
         return actions
