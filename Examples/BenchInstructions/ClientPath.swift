@@ -27,6 +27,22 @@ func measuredDecode(_ codec: JSONWireCodec, _ frames: [TransportFrame]) throws -
     return sum
 }
 
+/// `JSONWireCodec` decodes a read's `frames` and keeps the messages until the read ends; then
+/// each is read and they are let go, in order: what any client that hands a read's messages over
+/// together pays beyond `measuredDecode` (the allocator serves a read of live messages, not one
+/// message freed before the next is made). The sum of the positions.
+@inline(never)
+func measuredHeld(_ codec: JSONWireCodec, _ frames: [TransportFrame]) throws -> UInt64 {
+    var messages: [ChannelMessage] = []
+    for frame in frames {
+        if case .message(let message) = try codec.decode(frame) { messages.append(consume message) }
+    }
+    var sum: UInt64 = 0
+    for index in messages.indices { sum &+= messages[index].sequence ?? 0 }
+    messages = []
+    return sum
+}
+
 /// Tether's protocol machine takes `frames` one at a time: the sum of the delivered positions.
 @inline(never)
 func measuredMachine(_ machine: inout TetherProtocol.Machine, _ frames: [TransportFrame]) -> UInt64 {

@@ -11,6 +11,8 @@ import SDKTesting
 // a program that starts its thread pool on this machine.
 //
 //   decode   JSONWireCodec decodes a message frame (what any client that decodes pays)
+//   held     the same, the messages of a read of 1,000 kept until the read ends, then read and let
+//            go (what any client that hands a read's messages over together pays)
 //   machine  Tether's protocol machine takes the frame: decode, route to the subscription, the
 //            delivery action the session carries out
 //   read     the same, the frames handed over as reads of 1,000 (`receive(contentsOf:)`, as
@@ -32,7 +34,7 @@ import SDKTesting
 let payload: JSONValue = ["text": "the quick brown fox jumps over the lazy dog", "from": "ada", "n": 42]
 let arguments = CommandLine.arguments.dropFirst()
 guard let scenario = arguments.first, let count = arguments.dropFirst().first.flatMap(Int.init) else {
-    print("usage: bench-instructions decode|machine|read|session|server|subscribe|replay|resume COUNT")
+    print("usage: bench-instructions decode|held|machine|read|session|server|subscribe|replay|resume COUNT")
     exit(2)
 }
 
@@ -52,6 +54,8 @@ func subscribedMachine() throws -> TetherProtocol.Machine {
 switch scenario {
 case "decode":
     for read in try messageReads(count, codec: codec, data: payload) { checksum &+= try measuredDecode(codec, read) }
+case "held":
+    for read in try messageReads(count, codec: codec, data: payload) { checksum &+= try measuredHeld(codec, read) }
 case "machine":
     var machine = try subscribedMachine()
     for read in try messageReads(count, codec: codec, data: payload) { checksum &+= measuredMachine(&machine, read) }
@@ -108,7 +112,7 @@ case "resume":
     let (state, resuming, answer, catchUp) = try keptSetRecovery(count / 5, codec: codec)
     checksum &+= measuredResume(state, resuming, answer, catchUp)
 default:
-    print("unknown scenario \(scenario): decode, machine, read, session, server, subscribe or replay")
+    print("unknown scenario \(scenario): decode, held, machine, read, session, server, subscribe or replay")
     exit(2)
 }
 print("bench-instructions: \(scenario) x\(count) checksum=\(checksum)")
