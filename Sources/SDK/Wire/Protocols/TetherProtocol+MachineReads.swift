@@ -33,7 +33,7 @@ extension TetherProtocol.Machine {
                 run.end(into: &actions, routes: &channels)
                 // One lookup for the run; an unanswered route takes nothing (see `delivery`).
                 guard let index = channels.index(forKey: delivered.channel), channels.values[index].answered else { continue }
-                run = Run(index: index, channel: delivered.channel, route: channels.values[index])
+                run.begin(index: index, channel: delivered.channel, route: channels.values[index])
             }
             // Moved into the run: passed as it was, the message was copied into the run's array
             // and the copy here destroyed (~265 instructions a message).
@@ -56,7 +56,10 @@ extension TetherProtocol.Machine {
 
         init() {}
 
-        init(index: [String: Route].Index, channel: String, route: Route) {
+        /// Begins a run of `channel`'s messages (the last one ended), in place: a run made new
+        /// and assigned was copied and destroyed twice, for every run (a recovery's catch-up is a
+        /// thousand runs of one message).
+        mutating func begin(index: [String: Route].Index, channel: String, route: Route) {
             self.index = index
             self.channel = channel
             self.subscription = route.subscription
@@ -83,7 +86,10 @@ extension TetherProtocol.Machine {
             guard let index else { return }
             routes.values[index].lastDelivered = lastDelivered
             if !messages.isEmpty { actions.append(.deliveries(subscription, messages, bytes: bytes)) }
-            self = Run()
+            // Emptied in place (the messages went with the action).
+            self.index = nil
+            messages = []
+            bytes = 0
         }
     }
 
