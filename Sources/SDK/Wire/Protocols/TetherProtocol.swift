@@ -65,7 +65,8 @@ package struct TetherProtocol: WireProtocolDescription {
         // into a table (a thousand at every reconnect).
         var wanted: [String: Int] = [:]
         wanted.reserveCapacity(resuming.count)
-        for (index, resume) in resuming.enumerated() { wanted[resume.topic.name] = index }
+        // Read in place, by index (each `enumerated()` element was a copy of the resume).
+        for index in resuming.indices { wanted[resuming[index].topic.name] = index }
         var taken = [Bool](repeating: false, count: resuming.count)
         var positions: [TetherResumeSet.Position] = []
         var carried: [WireResume] = []
@@ -77,16 +78,15 @@ package struct TetherProtocol: WireProtocolDescription {
                 continue
             }
             taken[index] = true
-            let resume = resuming[index]
-            positions.append(resume.position?.sequence.map(TetherResumeSet.Position.since) ?? .live)
-            carried.append(resume)
+            positions.append(resuming[index].position?.sequence.map(TetherResumeSet.Position.since) ?? .live)
+            carried.append(resuming[index])
         }
         guard !carried.isEmpty, let request = TetherResumeSet.Request(token: kept.token, members: kept.members, digest: kept.digest, positions: positions) else { return nil }
         let value = request.headerValue
         guard value.utf8.count <= TetherResumeSet.maxHeaderBytes else { return nil }
         var rest: [WireResume] = []
         rest.reserveCapacity(resuming.count - carried.count)
-        for (index, resume) in resuming.enumerated() where !taken[index] { rest.append(resume) }
+        for index in resuming.indices where !taken[index] { rest.append(resuming[index]) }
         return (value, carried, rest)
     }
 
