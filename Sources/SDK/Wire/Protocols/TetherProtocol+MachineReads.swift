@@ -73,10 +73,7 @@ extension TetherProtocol.Machine {
         /// Takes `message` (a frame of `bytes`), unless it was delivered already (at or below
         /// the last sequence).
         mutating func take(_ message: consuming ChannelMessage, bytes: Int) {
-            if let sequence = message.sequence {
-                if let last = lastDelivered, sequence <= last { return }
-                lastDelivered = sequence
-            }
+            guard Route.isNew(message.sequence, after: &lastDelivered) else { return }
             messages.append(message)
             self.bytes += bytes
         }
@@ -99,10 +96,19 @@ extension TetherProtocol.Machine {
         // One lookup per message: the route is read and changed in place.
         guard let index = channels.index(forKey: message.channel), channels.values[index].answered else { return nil }
         let subscription = channels.values[index].subscription
-        if let sequence = message.sequence {
-            if let last = channels.values[index].lastDelivered, sequence <= last { return nil }
-            channels.values[index].lastDelivered = sequence
-        }
+        guard Route.isNew(message.sequence, after: &channels.values[index].lastDelivered) else { return nil }
         return .delivery(subscription, message.data, position: message.position)
+    }
+}
+
+extension TetherProtocol.Machine.Route {
+    /// The duplicate rule, for a frame alone and for a read's runs alike: a message numbered at
+    /// or below the last one delivered was delivered already; a new one becomes the last. A
+    /// message without a number is always new.
+    static func isNew(_ sequence: UInt64?, after last: inout UInt64?) -> Bool {
+        guard let sequence else { return true }
+        if let delivered = last, sequence <= delivered { return false }
+        last = sequence
+        return true
     }
 }
