@@ -13,7 +13,10 @@ struct RelaunchIntegrationTests {
     @Test("killed holding room-1, messages sent meanwhile: the relaunch subscribes to it again, gets what comes next, and its launch report names room-1 in refetch")
     func heldRoomIsRefetched() async throws {
         let backend = PeerBackend.socketIO
-        try await PeerServer.withRunning(backend.app) { server in
+        // A heartbeat a loaded machine answers in time: this test is about the relaunch, and the
+        // app's one-second ping timeout (for the heartbeat tests) closed a socket mid-publish under
+        // the thread sanitizer with the whole suite running.
+        try await PeerServer.withRunning(backend.app, environment: ["PING_INTERVAL_MS": "5000", "PING_TIMEOUT_MS": "20000"]) { server in
             let store = InMemorySessionStore()
             let first = Session(settings: try backend.settings(port: server.port) { $0.store(store) }, transport: NIOWebSocketTransport())
             try await withRunningSession(first, patience: .realServer) { status in
