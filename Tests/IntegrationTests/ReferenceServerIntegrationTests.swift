@@ -224,7 +224,11 @@ struct RecoveryIntegrationTests {
         configuration.faults.frameDelay = .milliseconds(20)
         try await withReferenceServer(configuration) { server, port in
             let lifecycle = LifecycleDriver()
-            let session = Session(settings: try integrationSettings(port: port), transport: NIOWebSocketTransport(), lifecycle: lifecycle)
+            // Every answer waits 20 ms here: the harness's patience of 2 s a request is tight for
+            // a recovery of twenty under a sanitizer with the whole suite beside it (it timed out
+            // so twice). The test is about what arrives, not how soon.
+            let settings = try integrationSettings(port: port) { $0.requestTimeout(.seconds(10)) }
+            let session = Session(settings: settings, transport: NIOWebSocketTransport(), lifecycle: lifecycle)
             try await withRunningSession(session, patience: .realServer) { status in
                 try await status.waitFor(.connected)
                 var subscriptions: [Subscription] = []

@@ -13,13 +13,12 @@ extension Session {
         guard prepareSubscribe(channel, behindCredentials: behindCredentials, requiringState: requiringState, deadline: deadline, into: &commands) else {
             return false
         }
-        for command in commands { perform(command) }
+        perform(contentsOf: commands)
         return true
     }
 
-    /// A replay's subscribes, in order, given to the protocol's machine in one call and carried
-    /// out as one list (a recovery of a thousand took the machine out of its socket and carried
-    /// its answer a thousand times). The steps whose channel the session no longer holds.
+    /// A replay's subscribes, in order, given to the protocol's machine in one call
+    /// (``perform(contentsOf:)``). The steps whose channel the session no longer holds.
     func sendSubscribes(_ steps: [(id: RecoveryStepID, channel: String)], deadline: SessionClock.Instant) -> [RecoveryStepID] {
         var commands: [WireCommand] = []
         commands.reserveCapacity(steps.count)
@@ -27,13 +26,7 @@ extension Session {
         for step in steps where !prepareSubscribe(step.channel, requiringState: true, deadline: deadline, into: &commands) {
             unsent.append(step.id)
         }
-        guard !commands.isEmpty else { return unsent }
-        let actions = withMachine { machine in
-            var actions: [WireAction] = []
-            for command in commands { actions += machine.perform(command) }
-            return actions
-        }
-        if let actions { carry(actions) }
+        perform(contentsOf: commands)
         return unsent
     }
 

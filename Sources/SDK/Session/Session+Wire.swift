@@ -19,6 +19,19 @@ extension Session {
         carry(actions)
     }
 
+    /// Hands `commands` to the current connection's protocol machine in one call, and carries
+    /// out what it answers as one list (a replay's thousand subscribes took the machine out of
+    /// its socket, and carried its answer, once each).
+    func perform(contentsOf commands: [WireCommand]) {
+        guard !commands.isEmpty else { return }
+        let actions = withMachine { machine in
+            var actions: [WireAction] = []
+            for command in commands { actions += machine.perform(command) }
+            return actions
+        }
+        if let actions { carry(actions) }
+    }
+
     /// Queues the protocol's goodbye (its frames only: the connection is being let go).
     func sayGoodbye() {
         guard let actions = withMachine({ $0.perform(.goodbye) }), let connection = link.connection else { return }
