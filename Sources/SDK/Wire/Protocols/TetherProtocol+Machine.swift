@@ -19,20 +19,6 @@ extension TetherProtocol {
         /// Request ids on the wire are this socket's own (the core's may be anything).
         var nextWireID: RequestID = 0
         var pending: [RequestID: Pending] = [:]
-        /// What a channel's messages go to: its subscription, and the last sequence number it
-        /// delivered (or resumed after) — one at or below it is a duplicate, dropped here.
-        struct Route {
-            let subscription: SubscriptionID
-            var lastDelivered: UInt64?
-            /// Its `ok` came. The server sends a subscription's messages after its `ok`: one for
-            /// the channel before it is an earlier subscription's, still on the way (the channel
-            /// was left and subscribed again), dropped here — counted, it would make the catch-up
-            /// that follows the `ok` look like duplicates.
-            var answered = false
-            /// The `ok`'s `seq`: where the server counts this subscription's positions from in a
-            /// version-3 resume set.
-            var base: UInt64?
-        }
 
         /// Version 3's resume set on this socket.
         package enum ResumeSet: Sendable {
@@ -52,8 +38,6 @@ extension TetherProtocol {
         let pipelines: Bool
         /// The subscriptions the upgrade carried, when the server chose version 2; nil: version 1.
         let upgraded: [TetherUpgrade.Entry]?
-        /// Carried subscriptions by channel, until the core asks for them.
-        var carried: [String: RequestID] = [:]
         var resumeSet: ResumeSet
 
         init(codec: any WireCodec, pipelines: Bool, upgraded: [TetherUpgrade.Entry]?, resumeSet: ResumeSet = .none) {
@@ -112,12 +96,11 @@ extension TetherProtocol {
         mutating func carry(_ entries: [TetherUpgrade.Entry]) {
             // Each will be claimed: room for all of them at once.
             pending.reserveCapacity(pending.count + entries.count)
-            carried.reserveCapacity(carried.count + entries.count)
             channels.reserveCapacity(channels.count + entries.count)
             subscriptions.reserveCapacity(subscriptions.count + entries.count)
             for entry in entries {
                 pending[entry.id] = .carried(channel: entry.channel, resumed: entry.since != nil)
-                carried[entry.channel] = entry.id
+                channels[entry.channel] = Route(carried: entry.id)
                 nextWireID = max(nextWireID, entry.id)
             }
         }
@@ -160,7 +143,7 @@ extension TetherProtocol {
                     return []
                 case .carried(let channel, _):
                     // The core dropped it before it asked: the server holds it, so let it go.
-                    carried[channel] = nil
+                    dropUnclaimed(channel)
                     return sendUnsubscribe(channel)
                 }
             case .pong(let id):
@@ -185,7 +168,7 @@ extension TetherProtocol {
                 case .unsubscribe:
                     return []
                 case .carried(let channel, _):
-                    carried[channel] = nil
+                    dropUnclaimed(channel)
                     return []
                 }
             case .message(let message):
@@ -205,11 +188,13 @@ extension TetherProtocol {
             guard gate.admits(command, passes: passes) else { return [] }
             switch command {
             case .subscribe(let subscription, let topic, let resume):
-                // Carried by the upgrade and not claimed yet: its answer is on the way. (A claimed
-                // one stays in `carried`, its request marked: a removal moved the table's entries.)
-                if let id = carried[topic.name], let index = pending.index(forKey: id), case .carried(_, let resumed) = pending.values[index] {
+                // Carried by the upgrade and not claimed yet: its answer is on the way. Claimed in
+                // place, in the one lookup (the route keeps the carried id, its request marked).
+                if let route = channels.index(forKey: topic.name), let id = channels.values[route].carried, let index = pending.index(forKey: id),
+                    case .carried(_, let resumed) = pending.values[index]
+                {
                     pending.values[index] = .subscribe(subscription, resumed: resumed)
-                    channels[topic.name] = Route(subscription: subscription, lastDelivered: resume?.sequence)
+                    channels.values[route] = Route(subscription: subscription, lastDelivered: resume?.sequence, carried: id)
                     subscriptions[subscription] = topic.name
                     return []
                 }
@@ -251,22 +236,6 @@ extension TetherProtocol {
 
         package mutating func timerFired(_ timer: WireTimer) -> [WireAction] { [] }
 
-        /// A subscribe's answer (an `ok`, or a resumed set's member): the route answered from `latest`.
-        mutating func subscribeAnswered(_ subscription: SubscriptionID, resumed: Bool, latest: UInt64?, gap: Bool) -> WireAction {
-            // One lookup: the route is read and changed in place.
-            if let channel = subscriptions[subscription], let index = channels.index(forKey: channel), channels.values[index].subscription == subscription {
-                channels.values[index].answered = true
-                channels.values[index].base = latest
-                if let latest, channels.values[index].lastDelivered.map({ latest < $0 }) ?? true {
-                    // Live from the server's latest; or a server whose latest is below what
-                    // was delivered lost its history (a restart): its numbering starts over.
-                    channels.values[index].lastDelivered = latest
-                }
-            }
-            let position = latest.map(StreamPosition.sequence)
-            return .subscribed(subscription, !resumed ? .live(at: position) : gap ? .gap(at: position) : .caughtUp(to: position))
-        }
-
         static let encodingFailure = WireFailure(code: "encoding_failed", message: "the message cannot be encoded within the protocol's limits")
 
         mutating func makeWireID() -> RequestID {
@@ -278,11 +247,6 @@ extension TetherProtocol {
             let id = makeWireID()
             pending[id] = .unsubscribe
             return send(.unsubscribe(id: id, channel: channel)) ?? []
-        }
-
-        mutating func forget(_ subscription: SubscriptionID) {
-            guard let channel = subscriptions.removeValue(forKey: subscription) else { return }
-            if channels[channel]?.subscription == subscription { channels[channel] = nil }
         }
 
         /// The frame for a message, or nil when the codec refuses it.

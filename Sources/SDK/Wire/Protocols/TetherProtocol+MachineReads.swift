@@ -48,7 +48,7 @@ extension TetherProtocol.Machine {
     struct Run {
         var index: [String: Route].Index?
         var channel = ""
-        var subscription: SubscriptionID = 0
+        var subscription: SubscriptionID?
         var lastDelivered: UInt64?
         var messages: [ChannelMessage] = []
         /// The frame bytes of `messages`.
@@ -82,7 +82,8 @@ extension TetherProtocol.Machine {
         mutating func end(into actions: inout [WireAction], routes: inout [String: Route]) {
             guard let index else { return }
             routes.values[index].lastDelivered = lastDelivered
-            if !messages.isEmpty { actions.append(.deliveries(subscription, messages, bytes: bytes)) }
+            // An answered route was claimed: it has its subscription.
+            if !messages.isEmpty, let subscription { actions.append(.deliveries(subscription, messages, bytes: bytes)) }
             // Emptied in place (the messages went with the action).
             self.index = nil
             messages = []
@@ -95,20 +96,8 @@ extension TetherProtocol.Machine {
     mutating func delivery(of message: ChannelMessage) -> WireAction? {
         // One lookup per message: the route is read and changed in place.
         guard let index = channels.index(forKey: message.channel), channels.values[index].answered else { return nil }
-        let subscription = channels.values[index].subscription
+        guard let subscription = channels.values[index].subscription else { return nil }
         guard Route.isNew(message.sequence, after: &channels.values[index].lastDelivered) else { return nil }
         return .delivery(subscription, message.data, position: message.position)
-    }
-}
-
-extension TetherProtocol.Machine.Route {
-    /// The duplicate rule, for a frame alone and for a read's runs alike: a message numbered at
-    /// or below the last one delivered was delivered already; a new one becomes the last. A
-    /// message without a number is always new.
-    static func isNew(_ sequence: UInt64?, after last: inout UInt64?) -> Bool {
-        guard let sequence else { return true }
-        if let delivered = last, sequence <= delivered { return false }
-        last = sequence
-        return true
     }
 }

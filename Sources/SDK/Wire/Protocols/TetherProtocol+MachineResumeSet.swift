@@ -50,7 +50,7 @@ extension TetherProtocol.Machine {
         var actions: [WireAction] = []
         for entry in entries {
             if case .carried? = pending[entry.id] {
-                carried[entry.channel] = nil
+                dropUnclaimed(entry.channel)
                 pending[entry.id] = nil
             } else if case .subscribe(let subscription, _)? = pending.removeValue(forKey: entry.id), let since = channels[entry.channel].map({ $0.lastDelivered }) {
                 let id = makeWireID()

@@ -102,6 +102,17 @@ struct TetherUpgradeTests: TetherWireTesting {
         #expect(machine.receive(frame(.ack(Ack(id: 3, sequence: 6)))) == [.subscribed(71, .caughtUp(to: .sequence(6)))])
     }
 
+    @Test("a claimed carried route is not claimed again: a second subscribe of its channel on the same socket goes in a frame")
+    func claimedRouteNotClaimedAgain() {
+        let handshake = TetherProtocol().handshake(endpoint: endpoint, credentials: nil, resuming: resume([("room", 3)]))
+        var machine = TetherProtocol().makeConnectionMachine(continuing: nil, handshake: handshake, subprotocol: "tether.v2")
+        expectKinds(machine.start(credentials: nil), [.ready])
+        #expect(machine.perform(.subscribe(70, Topic("room"), resume: .sequence(3))) == [])
+        #expect(machine.receive(frame(.ack(Ack(id: 1, sequence: 5)))) == [.subscribed(70, .caughtUp(to: .sequence(5)))])
+        #expect(sent(machine.perform(.subscribe(71, Topic("room"), resume: .sequence(5)))) == [.subscribe(id: 2, channel: "room", since: 5)])
+        #expect(machine.receive(frame(.ack(Ack(id: 2, sequence: 6)))) == [.subscribed(71, .caughtUp(to: .sequence(6)))])
+    }
+
     @Test("a carried subscription the core no longer wants is unsubscribed when its ok comes, its messages dropped")
     func unclaimedCarried() {
         let handshake = TetherProtocol().handshake(endpoint: endpoint, credentials: nil, resuming: resume([("gone", 3)]))
