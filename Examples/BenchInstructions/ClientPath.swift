@@ -64,27 +64,48 @@ func measuredRead(_ machine: inout TetherProtocol.Machine, _ frames: [TransportF
     return sum
 }
 
-/// The session's path for one read, without its actor hops: the machine takes the read, each
-/// run of a subscription's messages is held in the channel as it came (`hold`), the turn's messages are
-/// handed over as one batch (`takeHeld`, `count`, `offer`), and the subscription's iterator
-/// takes the batch and reads each message (`received`, `Reading.next`). The sum of the positions the app got.
+/// The session's path for one read, without its actor hops: the machine takes the read; each
+/// run of a subscription's messages finds its channel in the socket's table and is held in the
+/// channel's state (`TurnDeliveries.hold`, as the session's `deliver` calls it); the turn's end
+/// takes the held messages, counted (`takeWithoutStore`, as the session's flush calls it), and
+/// offers each batch to the channel's subscribers (`ChannelState.offer`); the subscription's
+/// iterator takes the batch and reads each message (`received`, `Reading.next`). The session's
+/// own calls, in its order; what it does beside them per read (the mirror's one update, the
+/// protocol's acknowledgement of what was finished, which Tether's does not need) is left out.
+/// The sum of the positions the app got.
 @inline(never)
 func measuredSession(
-    _ machine: inout TetherProtocol.Machine, _ channel: inout Session.ChannelState, _ backlog: Locked<Subscriber.Backlog>, _ frames: [TransportFrame]
+    _ machine: inout TetherProtocol.Machine, _ socket: Session.SocketChannels, _ channels: inout [String: Session.ChannelState],
+    _ backlog: Locked<Subscriber.Backlog>, _ frames: [TransportFrame]
 ) -> UInt64 {
-    for case .deliveries(_, let messages, let bytes) in machine.receive(contentsOf: frames) { _ = channel.hold(messages, bytes: bytes) }
-    let (batch, bytes) = channel.takeHeld(.max)
-    _ = channel.count(batch)
-    guard channel.offer(batch, bytes: bytes, limit: 10_000, byteLimit: .max).isEmpty else { fatalError("the subscriber refused a batch") }
-    // What the subscription's iterator does with the batch it takes from the stream (no store:
-    // the batch is read as the iterator's own, `Subscription.Reading`).
-    _ = backlog.withLock { $0.received(Subscriber.Batch(messages: batch, bytes: bytes)) }
-    let reading = Subscription.Reading(consume batch, backlog: backlog)
+    var turn = Session.TurnDeliveries()
+    for case .deliveries(let subscription, let messages, let bytes) in machine.receive(contentsOf: frames) {
+        guard let channel = socket.channel(of: subscription) else { continue }
+        _ = turn.hold(messages, bytes: bytes, on: channel, in: &channels)
+    }
+    // The batches the subscribers were handed, as their streams hold them once the turn is over
+    // (the session's flush keeps no copy: an iterator reads its batch as its own).
+    var handed: [(messages: [ChannelMessage], bytes: Int)] = []
+    do {
+        let taken = turn.takeWithoutStore(from: &channels)
+        for batch in taken.batches {
+            let refused = Session.ChannelState.offer(batch.messages, bytes: batch.bytes, to: batch.subscribers, limit: 10_000, byteLimit: .max)
+            guard refused.isEmpty else { fatalError("the subscriber refused a batch") }
+            handed.append((batch.messages, batch.bytes))
+        }
+    }
     var sum: UInt64 = 0
-    // The app's read of each message is the one `measuredDecode` and `measuredHeld` make
-    // (`sequence`): reading `position?.sequence` instead copied the position out (~200
-    // instructions) — the consumer's cost, counted here only, not the session's.
-    while let message = reading.next() { sum &+= message.sequence ?? 0 }
+    while !handed.isEmpty {
+        // What the subscription's iterator does with the batch it takes from the stream (no
+        // store: the batch is read as the iterator's own, `Subscription.Reading`).
+        let (messages, bytes) = handed.removeFirst()
+        _ = backlog.withLock { $0.received(Subscriber.Batch(messages: messages, bytes: bytes)) }
+        let reading = Subscription.Reading(consume messages, backlog: backlog)
+        // The app's read of each message is the one `measuredDecode` and `measuredHeld` make
+        // (`sequence`): reading `position?.sequence` instead copied the position out (~200
+        // instructions) — the consumer's cost, counted here only, not the session's.
+        while let message = reading.next() { sum &+= message.sequence ?? 0 }
+    }
     return sum
 }
 

@@ -70,7 +70,11 @@ case "session":
     let backlog = Locked(Subscriber.Backlog())
     var channel = Session.ChannelState.empty
     channel.add(Subscriber(continuation: continuation, backlog: backlog), id: 1)
-    for read in try messageReads(count, codec: codec, data: payload) { checksum &+= measuredSession(&machine, &channel, backlog, read) }
+    var channels = ["room": channel]
+    // The machine's subscription 7 is "room" on this socket (`subscribedMachine`).
+    var socket = Session.SocketChannels()
+    socket.confirm(7, for: "room")
+    for read in try messageReads(count, codec: codec, data: payload) { checksum &+= measuredSession(&machine, socket, &channels, backlog, read) }
 case "server":
     var core = ServerCore()
     core.connectionOpened(1)

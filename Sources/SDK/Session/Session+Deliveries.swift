@@ -5,10 +5,8 @@ extension Session {
     /// `bytes`: their size for the subscribers' byte bound (the frames' where the machine knows
     /// it; otherwise their data's JSON text, counted here).
     func deliver(_ messages: [ChannelMessage], to channel: String, bytes: Int? = nil) {
-        // In place, one lookup for the run: the channel's state is not copied. The protocol's
-        // machine has dropped what was delivered already.
-        guard let first = channels[channel]?.hold(messages, bytes: bytes ?? messages.approximateByteCount) else { return }
-        if first { turn.delivering.append(channel) }
+        // The protocol's machine has dropped what was delivered already.
+        guard turn.deliveries.hold(messages, bytes: bytes ?? messages.approximateByteCount, on: channel, in: &channels) else { return }
         // Counted for the recovery before the app sees them: when the app sees the last missed
         // message, the recovery's report is already published.
         if recovery != nil, countForRecovery(messages, on: channel) { checkRecoveryComplete() }
@@ -26,10 +24,9 @@ extension Session {
     /// Hands every channel's held messages to its subscribers, one batch each, after bringing
     /// ``subscribedChannels`` up to date for them (one update, not one per message).
     func flushDeliveries() {
-        guard !turn.delivering.isEmpty else { return }
-        let names = turn.delivering
-        turn.delivering = []
-        guard storeLink != nil else { return flushWithoutStore(names) }
+        guard !turn.deliveries.channels.isEmpty else { return }
+        guard storeLink != nil else { return flushWithoutStore() }
+        let names = turn.deliveries.takeChannels()
         // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
         let positions = names.compactMap { name in channels[name].map { (name, $0.position) } }
         diagnostics.update { mirror in
@@ -52,36 +49,21 @@ extension Session {
         }
     }
 
-    /// ``flushDeliveries()`` without a store (nothing waits for a write): each channel's state
-    /// is read and its held messages taken and counted in one lookup, then every channel is
+    /// ``flushDeliveries()`` without a store (nothing waits for a write): the turn's held
+    /// messages taken and counted (``TurnDeliveries/takeWithoutStore(from:)``), then every channel
     /// mirrored in one update, then each batch goes to the subscribers it had.
-    private func flushWithoutStore(_ names: [String]) {
-        var positions: [(name: String, position: StreamPosition?)] = []
-        var batches: [(name: String, batch: [ChannelMessage], bytes: Int, subscribers: [UInt64: Subscriber], last: StreamPosition?)] = []
-        var controlled: [(name: String, held: Int)] = []
-        positions.reserveCapacity(names.count)
-        batches.reserveCapacity(names.count)
-        for name in names {
-            // A channel let go meanwhile (its last subscriber stopped) is not mirrored back.
-            _ = channels[name]?.update { state in
-                positions.append((name, state.position))
-                guard !state.undelivered.isEmpty else { return }
-                if !state.awaitingStore.isEmpty { state.awaitingStore = [] }
-                guard !state.flowControlled else { return controlled.append((name, state.undelivered.count)) }
-                let (batch, bytes) = state.takeHeld(.max)
-                batches.append((name, batch, bytes, state.subscribers, state.count(batch)))
-            }
-        }
+    private func flushWithoutStore() {
+        let taken = turn.deliveries.takeWithoutStore(from: &channels)
         diagnostics.update { mirror in
-            for (name, last) in positions { mirror.channels[name] = .some(last) }
+            for (name, last) in taken.positions { mirror.channels[name] = .some(last) }
         }
-        for (name, batch, bytes, subscribers, last) in batches {
-            acknowledgeFinished(name, through: last)
+        for batch in taken.batches {
+            acknowledgeFinished(batch.channel, through: batch.last)
             let refused = ChannelState.offer(
-                batch, bytes: bytes, to: subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
-            if !refused.isEmpty { holdBack(refused, on: name) }
+                batch.messages, bytes: batch.bytes, to: batch.subscribers, limit: settings.subscriberBufferLimit, byteLimit: settings.subscriberBufferBytes)
+            if !refused.isEmpty { holdBack(refused, on: batch.channel) }
         }
-        for (name, held) in controlled { handOver(held, on: name) }
+        for (name, held) in taken.controlled { handOver(held, on: name) }
     }
 
     /// The store wrote what the held messages waited for: each channel's messages whose

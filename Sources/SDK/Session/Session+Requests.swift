@@ -15,9 +15,8 @@ extension Session {
     struct Turn {
         /// How deep `inOneTurn` is nested: the outermost one flushes.
         var depth = 0
-        /// Channels holding messages for their subscribers until the turn ends, in the order
-        /// their first message came (`ChannelState.undelivered`).
-        var delivering: [String] = []
+        /// The turn's runs of messages, held in their channels until it ends.
+        var deliveries = TurnDeliveries()
         /// Inputs the funnel took, and how many were a socket's reads: each input is one wake-up
         /// of the run loop (``Session/funnelCounts``).
         var inputs = 0

@@ -2,7 +2,7 @@ extension Session {
     /// Where the channels stand on one socket: each subscribe sent and not answered yet, and each
     /// subscription the protocol confirmed. It lives in the socket's ``Connection``, so letting
     /// the socket go forgets it whole; each fact is kept in both directions here and only here.
-    struct SocketChannels {
+    package struct SocketChannels {
         /// The channel of every subscribe sent on this socket and not answered yet.
         private(set) var pending: [RequestID: String] = [:]
         /// The channel of every subscription the protocol confirmed on this socket.
@@ -23,6 +23,8 @@ extension Session {
             defer { value = new }
             return value
         }
+
+        package init() {}
 
         /// Room for `count` more subscriptions (a replay's), so the tables do not grow step by step.
         mutating func reserveCapacity(_ count: Int) {
@@ -49,7 +51,7 @@ extension Session {
         func pendingRequest(of channel: String) -> RequestID? { byChannel[channel]?.pending }
 
         /// The protocol confirmed subscription `id` (the request that made it) for `channel`.
-        mutating func confirm(_ id: SubscriptionID, for channel: String) {
+        package mutating func confirm(_ id: SubscriptionID, for channel: String) {
             if let earlier = Self.exchange(&byChannel[channel, default: Requests()].confirmed, with: id), earlier != id { confirmed[earlier] = nil }
             confirmed[id] = channel
         }
@@ -62,7 +64,7 @@ extension Session {
         }
 
         /// The channel of the confirmed subscription `id`.
-        func channel(of id: SubscriptionID) -> String? { confirmed[id] }
+        package func channel(of id: SubscriptionID) -> String? { confirmed[id] }
         /// The subscription the server made for `channel` on this socket, if any.
         func subscription(of channel: String) -> SubscriptionID? { byChannel[channel]?.confirmed }
 

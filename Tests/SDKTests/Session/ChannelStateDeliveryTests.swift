@@ -2,7 +2,7 @@
 import Testing
 
 /// What a channel does with a run of messages, table by table: the session's per-message path
-/// (`ChannelState+Delivery.swift`), the same code `bench-instructions session` counts.
+/// (`DeliveryCore.swift`), the same code `bench-instructions session` counts.
 @Suite("ChannelState: holding and handing over a channel's messages")
 struct ChannelStateDeliveryTests {
     private func messages(_ sequences: UInt64?...) -> [ChannelMessage] {
