@@ -6,7 +6,20 @@ import Testing
 @Suite("TurnDeliveries: a turn's runs held, then taken for the subscribers")
 struct TurnDeliveriesTests {
     private func run(_ channel: String, _ sequences: UInt64...) -> [ChannelMessage] {
+        messages(channel, sequences)
+    }
+
+    private func messages(_ channel: String, _ sequences: [UInt64]) -> [ChannelMessage] {
         sequences.map { ChannelMessage(channel: channel, sequence: $0, data: .init(Int($0))) }
+    }
+
+    /// A turn that held each run (channel, sequences, bytes), in order, in channels made for them.
+    private func holding(_ runs: (channel: String, sequences: [UInt64], bytes: Int)...) -> ([String: Session.ChannelState], Session.TurnDeliveries) {
+        var states: [String: Session.ChannelState] = [:]
+        for run in runs { states[run.channel] = .empty }
+        var turn = Session.TurnDeliveries()
+        for run in runs { _ = turn.hold(messages(run.channel, run.sequences), bytes: run.bytes, on: run.channel, in: &states) }
+        return (states, turn)
     }
 
     @Test("a run of a channel the session does not have is refused; a channel is listed once, in the order its first run came")
@@ -24,10 +37,7 @@ struct TurnDeliveriesTests {
 
     @Test("the turn's end, no store: each channel's messages taken whole and counted, in order; positions for the mirror; the turn emptied")
     func takenWithoutStore() {
-        var states = ["a": Session.ChannelState.empty, "b": .empty]
-        var turn = Session.TurnDeliveries()
-        _ = turn.hold(run("b", 4, 5), bytes: 10, on: "b", in: &states)
-        _ = turn.hold(run("a", 7), bytes: 5, on: "a", in: &states)
+        var (states, turn) = holding(("b", [4, 5], 10), ("a", [7], 5))
         let taken = turn.takeWithoutStore(from: &states)
         #expect(taken.batches.map(\.channel) == ["b", "a"])
         #expect(taken.batches.map { $0.messages.map(\.sequence) } == [[4, 5], [7]])
@@ -41,10 +51,7 @@ struct TurnDeliveriesTests {
 
     @Test("a held-back channel keeps its messages for flow control (how many it holds); a channel let go meanwhile is skipped, even by the mirror")
     func heldBackAndGone() {
-        var states = ["slow": Session.ChannelState.empty, "left": .empty]
-        var turn = Session.TurnDeliveries()
-        _ = turn.hold(run("slow", 1, 2), bytes: 10, on: "slow", in: &states)
-        _ = turn.hold(run("left", 1), bytes: 5, on: "left", in: &states)
+        var (states, turn) = holding(("slow", [1, 2], 10), ("left", [1], 5))
         states["slow"]?.flowControlled = true
         states["left"] = nil
         let taken = turn.takeWithoutStore(from: &states)
