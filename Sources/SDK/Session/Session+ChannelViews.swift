@@ -18,7 +18,9 @@ extension Session {
 
     /// Brings ``subscribedChannels`` up to date after the set of channels changed.
     func mirrorChannels() {
-        let snapshot = channels.mapValues(\.position)
+        // A closure, not the key path `\.position`: the key path's generic projection copied
+        // each whole state out (a retain of each of its references) to read one field.
+        let snapshot = channels.mapValues { $0.position }
         diagnostics.update { $0.channels = snapshot }
     }
 }

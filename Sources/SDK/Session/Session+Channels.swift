@@ -36,7 +36,7 @@ extension Session {
             if case .cancelled = termination { sink.yield(.subscriberEnded(channel: channel, subscriber: subscriber)) }
         }
         if channels[channel] == nil {
-            journal.steps.append(.subscription(channel))
+            appendToJournal(.subscription(channel))
             if let stored = storedPositions.removeValue(forKey: channel) {
                 // Held by an earlier launch: resumed from where the app had finished, as after a
                 // reconnect; what that launch was handed beyond it comes again, flagged. Without
@@ -201,7 +201,7 @@ extension Session {
     /// The channel is no longer held: no replay, no catch-up.
     private func forgetInJournal(_ channel: String, keepInReplay: Bool = false) {
         let id = RecoveryStepID.subscription(channel)
-        journal.steps.removeAll { $0 == id }
+        removeFromJournal { $0 == id }
         storeChannel(channel)
         if link.connection?.replay?.targets.removeValue(forKey: channel) != nil { checkRecoveryComplete() }
         if !keepInReplay { replayEvent { $0.remove(id) } }
@@ -226,9 +226,19 @@ extension Session {
     func failAllSubscribeWaiters(_ error: SessionError) {
         defer { mirrorChannels() }
         flushDeliveries()
-        for channel in channels.keys {
-            guard let waiters = channels[channel]?.waiters, !waiters.isEmpty else { continue }
-            channels[channel]?.waiters = []
+        // The channels with waiters, read in place: walking `channels.keys` while changing the
+        // table copied it whole, and `channels[channel]?.waiters` copied each state out.
+        var waiting: [String] = []
+        var index = channels.startIndex
+        while index != channels.endIndex {
+            if !channels.values[index].update({ $0.waiters.isEmpty }) { waiting.append(channels.keys[index]) }
+            channels.formIndex(after: &index)
+        }
+        for channel in waiting {
+            guard let waiters = channels[channel]?.update({ state in
+                defer { state.waiters = [] }
+                return state.waiters
+            }) else { continue }
             for waiter in waiters {
                 channels[channel]?.subscribers.removeValue(forKey: waiter.subscriber)?.continuation.finish(throwing: error)
                 waiter.continuation.resume(throwing: error)
@@ -272,6 +282,6 @@ extension Session {
         }
         channels = [:]
         _ = link.connection?.channels.forgetPending()
-        journal.steps.removeAll { channelName(of: $0) != nil }
+        removeFromJournal { $0.subscribedChannel != nil }
     }
 }

@@ -29,20 +29,6 @@ extension Session {
         var isReplay = false
     }
 
-    /// The steps replayed after every reconnect, in order: each subscription
-    /// (`RecoveryStepID.subscription`) and each step the app added, with what those do.
-    struct Journal {
-        var steps: [RecoveryStepID] = []
-        var custom: [RecoveryStepID: CustomStep] = [:]
-    }
-
-    /// A step the app added to the journal.steps.
-    struct CustomStep {
-        let prerequisites: [RecoveryStepID]
-        let perform: @Sendable (RecoveryStepContext) async throws -> Void
-        var hasRun = false
-    }
-
     /// Set while one of this session's recovery steps runs (the step's task and its children),
     /// so the step's publishes are not queued behind the outbox that waits for it.
     @TaskLocal static var recoveryStepOwner: ObjectIdentifier?
@@ -77,14 +63,14 @@ extension Session {
         } else {
             journal.custom[id] = CustomStep(prerequisites: prerequisites, perform: perform)
         }
-        journal.steps.append(id)
+        appendToJournal(id)
     }
 
     /// Removes an app-defined step from the journal.steps.
     public func removeRecoveryStep(_ name: String) {
         let id = RecoveryStepID.custom(name)
         guard journal.custom.removeValue(forKey: id) != nil else { return }
-        journal.steps.removeAll { $0 == id }
+        removeFromJournal { $0 == id }
         cancelCustomRun(id)
         replayEvent { $0.remove(id) }
     }

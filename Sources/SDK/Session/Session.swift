@@ -51,13 +51,9 @@ public actor Session {
     var selfRunner: Task<Void, Never>?
     /// The significant steps replayed after a reconnect (subscriptions and app-defined steps),
     /// in order, and what the app's own steps do.
-    var journal = Journal() {
-        didSet {
-            guard journal.steps != oldValue.steps else { return }
-            let steps = journal.steps
-            diagnostics.update { $0.journal = steps }
-        }
-    }
+    /// (Changed through ``appendToJournal(_:)`` and ``removeFromJournal(where:)``, which keep
+    /// ``recoveryJournal``'s mirror in step.)
+    var journal = Journal()
     var recovery: Recovery?
     /// What the next recovery will be: its trigger, and whether it replays (after the first).
     var next = NextRecovery()
