@@ -11,7 +11,10 @@ extension Session {
     /// Brings ``subscribedChannels`` up to date for one channel (not a copy of them all: a
     /// replay acknowledges every channel in turn).
     func mirrorChannel(_ channel: String) {
-        let state = channels[channel].map { Optional.some($0.position) } ?? nil
+        // Read in place (`channels[channel].map` copied the whole state out for one field);
+        // `nil` for a channel let go, which leaves the mirror.
+        var state: StreamPosition?? = nil
+        if let index = channels.index(forKey: channel) { state = .some(channels.values[index].update { $0.position }) }
         diagnostics.update { $0.channels[channel] = state }
         storeChannel(channel)
     }

@@ -108,8 +108,9 @@ extension Session {
         for id in journal.steps {
             if let channel = channelName(of: id) {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: afterAuthentication))
-                // Read in place (`channels[channel]?.…` copied the whole state out).
-                if let index = channels.index(forKey: channel), channels.values[index].hasBeenActive {} else { firstRuns.insert(id) }
+                // Read in place (`channels[channel]?.…`, and the values' getter by index, copied
+                // the whole state out).
+                if let index = channels.index(forKey: channel), channels.values[index].update({ $0.hasBeenActive }) {} else { firstRuns.insert(id) }
             } else if let step = journal.custom[id] {
                 steps.append(ReplayPlan.Step(id: id, prerequisites: step.prerequisites))
                 if !step.hasRun { firstRuns.insert(id) }
