@@ -158,14 +158,14 @@ extension SessionStoreTests {
             store.failWrites(with: SessionStoreError(.diskFull, "full"))
             // The outcome is read with patience: a publish left waiting on the failed write fails
             // in 10 s saying so, not at the suite's time limit.
-            let (outcomes, outcome) = AsyncStream<Bool>.makeStream()
-            let call = Task {
-                outcome.yield((try? await session.publish("a", to: "room"))?.isAcknowledged ?? false)
+            let (outcomes, outcome) = AsyncStream<Result<PublishReceipt, any Error>>.makeStream()
+            Task {
+                do { outcome.yield(.success(try await session.publish("a", to: "room"))) } catch { outcome.yield(.failure(error)) }
                 outcome.finish()
             }
             #expect(await session.outboxCountReaches(0, within: .seconds(10)), "not held back by the store")
-            try #require(await PatientReader(outcomes).next() == true, "the publish is told its acknowledgement")
-            _ = call
+            // A publish that throws fails the test with its error, as `call.value` did.
+            #expect(try #require(await PatientReader(outcomes).next(), "the publish is told its outcome").get().isAcknowledged)
             #expect(session.storeStatus == .inMemory(SessionStoreError(.diskFull, "full")))
             store.failWrites(with: nil)
             let room = try await session.subscribe(to: "room")
